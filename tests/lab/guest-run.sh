@@ -1,0 +1,70 @@
+#!/bin/bash
+# Runs as PID 1 inside every lab guest, after the initramfs has switched into
+# the overlay root.  The host wrote our settings to /lab/out/g<ID>/env (already
+# sourced by the initramfs).  We set up the machine the way the lab API
+# promises (see README.md), run the guest command, save its exit status and
+# dmesg to $LAB_OUT, and power off.  Never returns.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root TERM=${TERM:-linux} LANG=C.UTF-8
+set -u
+
+log() { echo "lab-guest[$LAB_ID]: $*"; }
+
+finish() {
+	local rc=$1
+	dmesg >"$LAB_OUT/dmesg" 2>&1
+	echo "$rc" >"$LAB_OUT/status.tmp" && mv "$LAB_OUT/status.tmp" "$LAB_OUT/status"
+	sync
+	log "done, status $rc; powering off"
+	poweroff -f
+	sleep 10
+	echo o >/proc/sysrq-trigger
+}
+
+mkdir -p /dev/pts /dev/shm /run /tmp
+mount -t devpts -o gid=5,mode=620 devpts /dev/pts
+mount -t tmpfs -o mode=1777 shm /dev/shm
+mount -t tmpfs -o mode=0755 run /run
+mkdir -p /run/lock
+chmod 1777 /tmp
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t configfs configfs /sys/kernel/config 2>/dev/null
+hostname "lab$LAB_ID"
+echo "lab$LAB_ID" >/etc/hostname
+echo "127.0.0.1 localhost" >/etc/hosts
+for ip in $LAB_IPS; do echo "$ip lab${ip##*.}" >>/etc/hosts; done
+# Don't let a crashed systemd-era config get in the way: nothing else runs.
+: >/etc/fstab
+
+fail_setup() {
+	log "setup failed: $*"
+	echo "FAIL: lab guest $LAB_ID setup: $*" >>"$LAB_OUT/results"
+	finish 125
+}
+
+modprobe virtio_net || fail_setup "modprobe virtio_net"
+ip link set lo up
+for _ in $(seq 100); do [ -e /sys/class/net/eth0 ] && break; sleep 0.1; done
+[ -e /sys/class/net/eth0 ] || fail_setup "no eth0"
+ip addr add "$LAB_IP/24" dev eth0 || fail_setup "ip addr add $LAB_IP"
+ip link set eth0 up || fail_setup "eth0 up"
+for m in ib_core ib_uverbs iw_cm rdma_cm rdma_ucm; do
+	modprobe "$m" || fail_setup "modprobe $m"
+done
+ulimit -l unlimited
+ulimit -c 0
+
+cd "$LAB_TOP" || fail_setup "no checkout at $LAB_TOP"
+
+if [ "${LAB_MODE:-run}" = shell ] && [ "$LAB_ID" = 1 ]; then
+	log "interactive shell; 'exit' or Ctrl-D powers the guest off"
+	stty -F /dev/ttyS0 sane 2>/dev/null
+	setsid -c bash -il </dev/ttyS0 >/dev/ttyS0 2>&1
+	finish $?
+fi
+
+log "running: $LAB_CMD"
+# The command's output goes to the serial console and to $LAB_OUT/output.
+bash -c "$LAB_CMD" </dev/null 2>&1 | tee "$LAB_OUT/output"
+finish "${PIPESTATUS[0]}"

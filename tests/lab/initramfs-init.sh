@@ -1,0 +1,52 @@
+#!/bin/busybox sh
+# /init of the lab initramfs (busybox only).  Mounts the host root read-only
+# over virtio-9p, puts a tmpfs overlay on top so the guest can write anywhere,
+# mounts the writable results share at /lab/out, and switch_roots into the
+# overlay, where tests/lab/guest-run.sh takes over.
+/bin/busybox --install -s /bin
+export PATH=/bin
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+
+panic() {
+	echo "lab-init: $*" >/dev/console
+	echo "lab-init: powering off" >/dev/console
+	poweroff -f
+}
+
+while read -r m; do
+	[ -n "$m" ] || continue
+	insmod "/lib/modules/$m" || panic "insmod $m failed"
+done </modules.list
+
+id=
+for arg in $(cat /proc/cmdline); do
+	case $arg in
+	lab.id=*) id=${arg#lab.id=} ;;
+	esac
+done
+[ -n "$id" ] || panic "no lab.id= on the kernel command line"
+
+mkdir -p /lower /upper /newroot
+# cache=loose: the lower root is read-only for the guest's lifetime.
+mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=512000,cache=loose \
+	labroot /lower || panic "cannot mount the host root (9p tag labroot)"
+mount -t tmpfs -o mode=0755 upper /upper || panic "cannot mount tmpfs"
+mkdir -p /upper/data /upper/work
+mount -t overlay -o lowerdir=/lower,upperdir=/upper/data,workdir=/upper/work \
+	overlay /newroot || panic "cannot mount the overlay root"
+mkdir -p /newroot/lab/out
+# No caching on the results share: the host and the other guests must see
+# every write at once (lab_barrier relies on it).
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 labout /newroot/lab/out ||
+	panic "cannot mount the results share (9p tag labout)"
+[ -f "/newroot/lab/out/g$id/env" ] || panic "no /lab/out/g$id/env from the host"
+
+mount --move /proc /newroot/proc
+mount --move /sys /newroot/sys
+mount --move /dev /newroot/dev
+
+exec switch_root /newroot /bin/bash -c \
+	". /lab/out/g$id/env && exec /bin/bash \"\$LAB_TOP/tests/lab/guest-run.sh\""

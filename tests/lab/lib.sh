@@ -1,0 +1,142 @@
+# shellcheck shell=bash
+# Helpers for lab guest commands:  source "$LAB_TOP/tests/lab/lib.sh"
+# See tests/lab/README.md for the full list.  Functions return non-zero on
+# failure and say why on stderr; none of them exits the caller's shell.
+
+: "${LAB_OUT:?lib.sh is meant for lab guests (LAB_OUT unset)}"
+
+# --- results -------------------------------------------------------------
+# Lines appended to $LAB_OUT/results are printed by `lab run` on the host.
+lab_result() { echo "$*" | tee -a "$LAB_OUT/results"; }
+lab_pass() { lab_result "PASS: $1"; }
+lab_fail() { lab_result "FAIL: $1${2:+ [$2]}"; }
+lab_skip() { lab_result "SKIP: $1 ${2:-}"; }
+# lab_check NAME CMD...: run CMD, PASS or FAIL NAME on its exit status.
+lab_check() {
+	local name=$1 rc
+	shift
+	"$@"
+	rc=$?
+	if [ $rc -eq 0 ]; then lab_pass "$name"; else lab_fail "$name" "exit $rc: $*"; fi
+	return $rc
+}
+
+# --- synchronisation -----------------------------------------------------
+# lab_wait_tcp IP PORT [TIMEOUT]: wait until a TCP connect to IP:PORT works.
+# (Don't aim it at an iWARP listener: the connection would look like an
+# MPA peer that never speaks.  Use lab_wait_listen on the server side and
+# lab_barrier instead.)
+lab_wait_tcp() {
+	local ip=$1 port=$2 t=${3:-60} end
+	end=$((SECONDS + t))
+	while [ $SECONDS -lt $end ]; do
+		timeout 2 bash -c "exec 3<>/dev/tcp/$ip/$port" 2>/dev/null && return 0
+		sleep 0.3
+	done
+	echo "lab_wait_tcp: nothing accepted on $ip:$port within ${t}s" >&2
+	return 1
+}
+
+# lab_wait_listen PORT [TIMEOUT]: wait until something here (a user or a
+# kernel socket, e.g. an iWARP listener) listens on TCP PORT.
+lab_wait_listen() {
+	local port=$1 t=${2:-60} end
+	end=$((SECONDS + t))
+	while [ $SECONDS -lt $end ]; do
+		ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && return 0
+		sleep 0.2
+	done
+	echo "lab_wait_listen: nothing listens on port $port within ${t}s" >&2
+	return 1
+}
+
+# lab_barrier NAME [TIMEOUT]: returns once all $LAB_N guests have called
+# lab_barrier NAME (through files in the shared, uncached 9p directory).
+lab_barrier() {
+	local name=$1 t=${2:-180} end n
+	[[ $name =~ ^[A-Za-z0-9_.-]+$ ]] || { echo "lab_barrier: bad name '$name'" >&2; return 2; }
+	: >"$LAB_SHARED/barrier.$name.$LAB_ID"
+	end=$((SECONDS + t))
+	while [ $SECONDS -lt $end ]; do
+		n=$(find "$LAB_SHARED" -maxdepth 1 -name "barrier.$name.*" | wc -l)
+		[ "$n" -ge "$LAB_N" ] && return 0
+		sleep 0.2
+	done
+	echo "lab_barrier: '$name' timed out after ${t}s ($n of $LAB_N guests arrived)" >&2
+	return 1
+}
+
+# --- RDMA devices ----------------------------------------------------------
+# Each loader makes one device on eth0 (or on $2 / the netdev given) and
+# waits until it shows up in `rdma link`.  They return 2 when the driver is
+# not available at all (not built), so callers can SKIP rather than FAIL.
+
+_lab_rdma_link_add() { # name type netdev
+	local name=$1 type=$2 dev=$3
+	rdma link add "$name" type "$type" netdev "$dev" || {
+		echo "lab: rdma link add $name type $type netdev $dev failed" >&2
+		return 1
+	}
+	for _ in $(seq 50); do
+		[ -e "/sys/class/infiniband/$name" ] && return 0
+		sleep 0.1
+	done
+	echo "lab: $name did not appear in /sys/class/infiniband" >&2
+	return 1
+}
+
+# lab_load_siw [NETDEV] [NAME]: upstream siw, built out of tree on the host
+# by tests/lab/build-siw.sh (lab run does that) into $BUILD/siw/siw.ko.
+lab_load_siw() {
+	local dev=${1:-eth0} name=${2:-siw0} ko=${SIW_KO:-$BUILD/siw/siw.ko}
+	if [ ! -e /sys/module/siw ]; then
+		if [ ! -f "$ko" ]; then
+			echo "lab_load_siw: $ko not built (tests/lab/build-siw.sh)" >&2
+			return 2
+		fi
+		modprobe -a libcrc32c crc32c_generic ib_core iw_cm ib_uverbs >/dev/null 2>&1
+		insmod "$ko" || { echo "lab_load_siw: insmod $ko failed" >&2; return 1; }
+	fi
+	_lab_rdma_link_add "$name" siw "$dev"
+}
+
+# lab_load_rxe [NETDEV] [NAME]: Soft-RoCE from Debian's kernel.
+lab_load_rxe() {
+	local dev=${1:-eth0} name=${2:-rxe0}
+	modprobe rdma_rxe || { echo "lab_load_rxe: modprobe rdma_rxe failed" >&2; return 2; }
+	_lab_rdma_link_add "$name" rxe "$dev"
+}
+
+# lab_load_swiwarp [NETDEV] [NAME]: our module and our libibverbs provider.
+lab_load_swiwarp() {
+	local dev=${1:-eth0} name=${2:-swiwarp0} ko=${SWIWARP_KO:-} so drv
+	if [ -z "$ko" ]; then
+		for ko in "$LAB_TOP/kernel/swiwarp.ko" "$BUILD/kernel/swiwarp.ko" ""; do
+			[ -f "$ko" ] && break
+		done
+	fi
+	if [ -z "$ko" ] || [ ! -f "$ko" ]; then
+		echo "lab_load_swiwarp: swiwarp.ko not built (make kernel)" >&2
+		return 2
+	fi
+	if [ ! -e /sys/module/swiwarp ]; then
+		modprobe -a libcrc32c crc32c_generic ib_core iw_cm ib_uverbs >/dev/null 2>&1
+		insmod "$ko" ${SWIWARP_MODPARAMS:-} || { echo "lab_load_swiwarp: insmod $ko failed" >&2; return 1; }
+	fi
+	# The provider: libibverbs reads /etc/libibverbs.d/*.driver ("driver
+	# NAME") and dlopens libNAME-rdmav34.so from its provider directory.  The
+	# guest root is a throw-away overlay, so we can install it in place.
+	so=${SWIWARP_PROVIDER:-$BUILD/userspace/provider/libswiwarp-rdmav34.so}
+	if [ -f "$so" ]; then
+		drv=/usr/lib/x86_64-linux-gnu/libibverbs
+		mkdir -p "$drv" /etc/libibverbs.d
+		ln -sf "$so" "$drv/libswiwarp-rdmav34.so"
+		echo "driver swiwarp" >/etc/libibverbs.d/swiwarp.driver
+	else
+		echo "lab_load_swiwarp: no provider at $so; verbs programs will not find swiwarp" >&2
+	fi
+	_lab_rdma_link_add "$name" swiwarp "$dev"
+}
+
+# lab_rdma_dev: name of the first RDMA device (for -d options).
+lab_rdma_dev() { ls /sys/class/infiniband 2>/dev/null | head -n 1; }

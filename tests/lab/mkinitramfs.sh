@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Build (or reuse) the lab's initramfs: static busybox, our /init and the
+# kernel modules needed to mount the 9p root and the overlay.  Cached under
+# $BUILD/lab/ keyed by everything that goes into it.  Prints its path.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+BUILD=${BUILD:-$top/build}
+KVER=${LAB_KVER:-6.1.0-56-amd64}
+moddir=/lib/modules/$KVER
+busybox=${LAB_BUSYBOX:-/bin/busybox}
+
+die() { echo "mkinitramfs: $*" >&2; exit 1; }
+[ -d "$moddir" ] || die "no $moddir (install linux-image-$KVER)"
+[ -x "$busybox" ] || die "no static busybox (install busybox-static)"
+file -L "$busybox" 2>/dev/null | grep -q 'statically linked' ||
+	ldd "$busybox" 2>&1 | grep -q 'not a dynamic' || die "$busybox is not static"
+
+# Modules in load order, dependencies first, each once.
+mods=()
+for m in virtio_pci 9pnet_virtio 9p overlay; do
+	while read -r cmd path _; do
+		[ "$cmd" = insmod ] || continue
+		rel=${path#"$moddir"/}
+		case " ${mods[*]-} " in *" $rel "*) ;; *) mods+=("$rel") ;; esac
+	done < <(modprobe -S "$KVER" --show-depends "$m")
+done
+[ ${#mods[@]} -gt 0 ] || die "could not resolve module dependencies"
+
+key=$( { printf '%s\n' "$KVER" "${mods[@]}"; cat "$here/initramfs-init.sh" "$0";
+	sha256sum "$busybox"; } | sha256sum | cut -c1-16)
+out=$BUILD/lab/initramfs-$key.cpio.gz
+if [ -s "$out" ]; then
+	echo "$out"
+	exit 0
+fi
+
+mkdir -p "$BUILD/lab"
+stage=$(mktemp -d "$BUILD/lab/initramfs-stage.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage"/{bin,dev,proc,sys,lib/modules}
+cp "$busybox" "$stage/bin/busybox"
+cp "$here/initramfs-init.sh" "$stage/init"
+chmod 755 "$stage/init"
+for rel in "${mods[@]}"; do
+	mkdir -p "$stage/lib/modules/$(dirname "$rel")"
+	cp "$moddir/$rel" "$stage/lib/modules/$rel"
+done
+printf '%s\n' "${mods[@]}" >"$stage/modules.list"
+(cd "$stage" && find . -print0 | cpio --null -o -H newc --quiet | gzip -1) >"$out.tmp.$$"
+mv "$out.tmp.$$" "$out"
+echo "$out"
