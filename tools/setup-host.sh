@@ -15,7 +15,7 @@ packages=(
 	qemu-system-x86 busybox-static vde2 iproute2 procps
 	# RDMA userspace: libraries, our provider's build deps, test apps
 	rdma-core ibverbs-utils rdmacm-utils perftest libibverbs-dev librdmacm-dev
-	ibverbs-providers
+	ibverbs-providers strace
 	# captures and dissection
 	tshark wireshark-dev tcpdump
 	# baselines and plotting
