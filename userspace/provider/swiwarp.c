@@ -357,7 +357,7 @@ static struct ibv_srq *swi_create_srq(struct ibv_pd *pd,
 	struct swi_srq *srq;
 	int ret;
 
-	if (!attr || attr->attr.max_sge > sctx->max_sge) {
+	if (!attr) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -464,12 +464,6 @@ static struct ibv_qp *swi_create_qp(struct ibv_pd *pd,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (attr->cap.max_send_sge > sctx->max_sge ||
-	    attr->cap.max_recv_sge > sctx->max_sge ||
-	    attr->cap.max_inline_data > sctx->max_inline) {
-		errno = EINVAL;
-		return NULL;
-	}
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
@@ -501,12 +495,13 @@ static struct ibv_qp *swi_create_qp(struct ibv_pd *pd,
 	qp->sq.num = resp.drv.num_sqe;
 	qp->sq.ctrl =
 		(struct swiwarp_sq_ctrl *)(qp->sq.ring + resp.drv.num_sqe);
+	/* Never trust the kernel's numbers beyond the device limits. */
 	qp->sq.max_sge = resp.ibv.max_send_sge;
-	if (qp->sq.max_sge > SWIWARP_MAX_SGE)
-		qp->sq.max_sge = SWIWARP_MAX_SGE;
+	if (qp->sq.max_sge > sctx->max_sge)
+		qp->sq.max_sge = sctx->max_sge;
 	qp->sq.max_inline = resp.drv.max_inline;
-	if (qp->sq.max_inline > SWIWARP_MAX_INLINE)
-		qp->sq.max_inline = SWIWARP_MAX_INLINE;
+	if (qp->sq.max_inline > sctx->max_inline)
+		qp->sq.max_inline = sctx->max_inline;
 	qp->sq.sig_all = attr->sq_sig_all != 0;
 
 	if (attr->srq) {
@@ -523,8 +518,8 @@ static struct ibv_qp *swi_create_qp(struct ibv_pd *pd,
 		qp->rq.ring = qp->rq_map;
 		qp->rq.num = resp.drv.num_rqe;
 		qp->rq.max_sge = resp.ibv.max_recv_sge;
-		if (qp->rq.max_sge > SWIWARP_MAX_SGE)
-			qp->rq.max_sge = SWIWARP_MAX_SGE;
+		if (qp->rq.max_sge > sctx->max_sge)
+			qp->rq.max_sge = sctx->max_sge;
 	}
 
 	/* The doorbell request, built once (see swiwarp-abi.h). */
