@@ -95,7 +95,7 @@ struct iwarp_rdmap_opinfo {
 };
 
 /* Returns NULL for reserved opcodes (12-15) and out-of-range values. */
-static inline const struct iwarp_rdmap_opinfo *iwarp_rdmap_opinfo(unsigned int op)
+static inline const struct iwarp_rdmap_opinfo *iwarp_rdmap_opcode_info(unsigned int op)
 {
 	static const struct iwarp_rdmap_opinfo table[12] = {
 		{ "RDMA Write", true, 0, 0, false },
@@ -125,9 +125,16 @@ static inline const struct iwarp_rdmap_opinfo *iwarp_rdmap_opinfo(unsigned int o
 	return &table[op];
 }
 
+/* Same as iwarp_rdmap_opcode_info() (first published name; in C++ the
+ * function hides the struct tag, so write "struct iwarp_rdmap_opinfo"). */
+static inline const struct iwarp_rdmap_opinfo *iwarp_rdmap_opinfo(unsigned int op)
+{
+	return iwarp_rdmap_opcode_info(op);
+}
+
 static inline const char *iwarp_rdmap_opcode_name(unsigned int op)
 {
-	const struct iwarp_rdmap_opinfo *info = iwarp_rdmap_opinfo(op);
+	const struct iwarp_rdmap_opinfo *info = iwarp_rdmap_opcode_info(op);
 
 	return info ? info->name : "Reserved";
 }
@@ -541,7 +548,7 @@ struct iwarp_rdmap_msg {
 static inline int iwarp_rdmap_init(struct iwarp_rdmap_msg *msg,
 				   unsigned int opcode)
 {
-	const struct iwarp_rdmap_opinfo *info = iwarp_rdmap_opinfo(opcode);
+	const struct iwarp_rdmap_opinfo *info = iwarp_rdmap_opcode_info(opcode);
 	uint8_t *raw = (uint8_t *)msg;
 	size_t i;
 
@@ -597,7 +604,7 @@ static inline int iwarp_rdmap_parse(const uint8_t *buf, size_t len,
 	out->hdr_len = (uint32_t)rc;
 	if (out->rv != IWARP_RDMAP_VERSION)
 		return IWARP_ERR_BAD_VERSION;
-	info = iwarp_rdmap_opinfo(out->opcode);
+	info = iwarp_rdmap_opcode_info(out->opcode);
 	if (!info)
 		return IWARP_ERR_BAD_OPCODE;
 	if (info->tagged != out->ddp.tagged ||
@@ -651,7 +658,7 @@ static inline int iwarp_rdmap_parse(const uint8_t *buf, size_t len,
 /* Octets iwarp_rdmap_encode() writes for msg (0 for a reserved opcode). */
 static inline uint32_t iwarp_rdmap_encoded_len(const struct iwarp_rdmap_msg *msg)
 {
-	const struct iwarp_rdmap_opinfo *info = iwarp_rdmap_opinfo(msg->opcode);
+	const struct iwarp_rdmap_opinfo *info = iwarp_rdmap_opcode_info(msg->opcode);
 
 	if (!info)
 		return 0;
@@ -672,7 +679,7 @@ static inline uint32_t iwarp_rdmap_encoded_len(const struct iwarp_rdmap_msg *msg
 static inline int iwarp_rdmap_encode(const struct iwarp_rdmap_msg *msg,
 				     uint8_t *out, size_t cap)
 {
-	const struct iwarp_rdmap_opinfo *info = iwarp_rdmap_opinfo(msg->opcode);
+	const struct iwarp_rdmap_opinfo *info = iwarp_rdmap_opcode_info(msg->opcode);
 	struct iwarp_ddp_hdr ddp = msg->ddp;
 	uint32_t total;
 	uint8_t *p;
