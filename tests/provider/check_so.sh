@@ -11,7 +11,7 @@ if ! grep -Eq ' U verbs_register_driver_34@IBVERBS_PRIVATE_34$' <<<"$syms"; then
 	echo "missing import verbs_register_driver_34@IBVERBS_PRIVATE_34"; fail=1
 fi
 # every private import must be one the installed libibverbs exports
-lib=$(ldconfig -p | awk '/libibverbs.so.1 .*x86-64/{print $NF; exit}')
+lib=$(ldconfig -p | awk '/libibverbs.so.1 .*x86-64/ && !n++ {print $NF}')
 exports=$(nm -D --with-symbol-versions --defined-only "$lib" | awk '{print $3}' | sed 's/@@/@/')
 while read -r s; do
 	[ -z "$s" ] && continue
@@ -24,11 +24,13 @@ exported=$(nm -D --defined-only "$so" | awk '$2 ~ /[TDBRW]/ {print $3}')
 if [ -n "$exported" ]; then
 	echo "provider exports symbols: $exported"; fail=1
 fi
-if ! ldd "$so" | grep -q 'libibverbs.so.1 =>'; then
+# (capture first: grep -q closing the pipe early would fail under pipefail)
+deps=$(ldd -r "$so" 2>&1)
+if ! grep -q 'libibverbs.so.1 =>' <<<"$deps"; then
 	echo "not linked against libibverbs.so.1"; fail=1
 fi
-if ldd -r "$so" 2>&1 | grep -q 'undefined symbol'; then
-	ldd -r "$so" 2>&1 | grep 'undefined symbol'; fail=1
+if grep 'undefined symbol' <<<"$deps"; then
+	fail=1
 fi
 n=$(awk '$1 == "U" && $2 ~ /@IBVERBS_PRIVATE_34/' <<<"$syms" | wc -l)
 [ "$fail" -eq 0 ] && echo "ok: $n IBVERBS_PRIVATE_34 imports, no exports"
