@@ -7,9 +7,10 @@
 
 # --- results -------------------------------------------------------------
 # Lines appended to $LAB_OUT/results are printed by `lab run` on the host.
+LAB_FAILURES=0
 lab_result() { echo "$*" | tee -a "$LAB_OUT/results"; }
 lab_pass() { lab_result "PASS: $1"; }
-lab_fail() { lab_result "FAIL: $1${2:+ [$2]}"; }
+lab_fail() { LAB_FAILURES=$((LAB_FAILURES + 1)); lab_result "FAIL: $1${2:+ [$2]}"; }
 lab_skip() { lab_result "SKIP: $1 ${2:-}"; }
 # lab_check NAME CMD...: run CMD, PASS or FAIL NAME on its exit status.
 lab_check() {
@@ -20,6 +21,9 @@ lab_check() {
 	if [ $rc -eq 0 ]; then lab_pass "$name"; else lab_fail "$name" "exit $rc: $*"; fi
 	return $rc
 }
+
+# lab_finish: exit 1 if any lab_fail was reported in this shell, else 0.
+lab_finish() { [ "$LAB_FAILURES" -eq 0 ]; exit $?; }
 
 # --- synchronisation -----------------------------------------------------
 # lab_wait_tcp IP PORT [TIMEOUT]: wait until a TCP connect to IP:PORT works.

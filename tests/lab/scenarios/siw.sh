@@ -1,0 +1,169 @@
+#!/bin/bash
+# Guest side of tests/suites/50-lab-siw.sh: upstream siw with unmodified
+# Debian RDMA tools.  Usage (in a lab guest): siw.sh pair|single|trio
+#   pair   (2 guests): devices, rping small and 60 KB, ib_write_bw -R
+#   single (1 guest):  rping to our own address through siw on eth0
+#   trio   (3 guests): guests 2 and 3 rping guest 1 at the same time
+# Result names carry the scenario and the guest id.
+source "$LAB_TOP/tests/lab/lib.sh"
+mode=${1:?usage: siw.sh pair|single|trio}
+me=g$LAB_ID
+work=$LAB_OUT/siw-$mode
+mkdir -p "$work"
+
+lab_load_siw
+rc=$?
+if [ $rc -ne 0 ]; then
+	lab_fail "$mode/siw-load-$me" "lab_load_siw returned $rc"
+	lab_barrier loaded 120
+	lab_finish
+fi
+lab_pass "$mode/siw-load-$me"
+rdma link show | tee "$work/link"
+if grep -q '^link siw0/1 state ACTIVE .*netdev eth0' "$work/link"; then
+	lab_pass "$mode/rdma-link-$me"
+else
+	lab_fail "$mode/rdma-link-$me" "siw0 not ACTIVE on eth0: $(tr '\n' ' ' <"$work/link")"
+fi
+if ibv_devices | grep -qw siw0 && ibv_devinfo -d siw0 | grep -q 'transport:.*iWARP'; then
+	lab_pass "$mode/ibv-devices-$me"
+else
+	lab_fail "$mode/ibv-devices-$me" "libibverbs does not list siw0 as an iWARP device"
+fi
+
+# check_rping NAME LOG RC COUNT SIZE PREFIX: rping exited 0, printed COUNT
+# ping lines rdma-ping-0..COUNT-1 whose payload has SIZE-1 characters
+# (rping -v prints the buffer without its final NUL), no verify error.
+check_rping() {
+	local name=$1 log=$2 rc=$3 count=$4 size=$5 prefix=$6 why=
+	if [ "$rc" -ne 0 ]; then
+		why="rping exited $rc"
+	elif cat "$log" "$log.err" 2>/dev/null | grep -qi 'mismatch\|error'; then
+		why="$(cat "$log" "$log.err" 2>/dev/null | grep -i -m1 'mismatch\|error' | cut -c1-120)"
+	else
+		why=$(awk -v n="$count" -v size="$size" -v pre="$prefix" '
+			index($0, pre) == 1 {
+				line = substr($0, length(pre) + 1)
+				if (line !~ "^rdma-ping-" got + 0 ": ") { print "ping " got + 0 " out of order"; bad = 1; exit }
+				if (length(line) != size - 1) { print "ping " got + 0 " has " length(line) + 1 " bytes, want " size; bad = 1; exit }
+				got++
+			}
+			END { if (!bad && got != n) print "saw " got + 0 " pings, want " n }' "$log")
+	fi
+	if [ -z "$why" ]; then lab_pass "$name"; else lab_fail "$name" "$why"; fi
+}
+
+# rping_pair TAG SERVER_ID PORT CLIENT_ID COUNT SIZE: one rping exchange.
+# Every guest calls it; only the two involved act, all meet at the barrier.
+rping_pair() {
+	local tag=$1 sid=$2 port=$3 cid=$4 count=$5 size=$6 pid rc
+	local args=(-C "$count" -S "$size" -v -V -p "$port")
+	if [ "$LAB_ID" = "$sid" ]; then
+		timeout 60 rping -s -a "192.0.2.$sid" "${args[@]}" >"$work/$tag-server.log" 2>"$work/$tag-server.log.err" &
+		pid=$!
+		lab_wait_listen "$port" 60
+	fi
+	lab_barrier "$tag-listen" 120
+	if [ "$LAB_ID" = "$cid" ]; then
+		timeout 60 rping -c -a "192.0.2.$sid" "${args[@]}" >"$work/$tag-client.log" 2>"$work/$tag-client.log.err"
+		rc=$?
+		head -c 2000 "$work/$tag-client.log"; echo
+		check_rping "$mode/$tag-client-$me" "$work/$tag-client.log" $rc "$count" "$size" "ping data: "
+	fi
+	if [ "$LAB_ID" = "$sid" ]; then
+		wait $pid
+		rc=$?
+		check_rping "$mode/$tag-server-$me" "$work/$tag-server.log" $rc "$count" "$size" "server ping data: "
+	fi
+}
+
+# The same, with the server and the client in this one guest.
+rping_self() {
+	local tag=$1 count=$2 size=$3 pid rc
+	local args=(-C "$count" -S "$size" -v -V -p 7174)
+	timeout 60 rping -s -a "$LAB_IP" "${args[@]}" >"$work/$tag-server.log" 2>"$work/$tag-server.log.err" &
+	pid=$!
+	lab_wait_listen 7174 60
+	timeout 60 rping -c -a "$LAB_IP" "${args[@]}" >"$work/$tag-client.log" 2>"$work/$tag-client.log.err"
+	rc=$?
+	head -c 2000 "$work/$tag-client.log"; echo
+	check_rping "$mode/$tag-client" "$work/$tag-client.log" $rc "$count" "$size" "ping data: "
+	wait $pid
+	rc=$?
+	check_rping "$mode/$tag-server" "$work/$tag-server.log" $rc "$count" "$size" "server ping data: "
+}
+
+# write_bw: ib_write_bw -R (rdma_cm) from guest 2 to guest 1.
+write_bw() {
+	local pid rc bw
+	local args=(-R -d siw0 -n 200 -s 65536 -F --report_gbits)
+	if [ "$LAB_ID" = 1 ]; then
+		timeout 150 ib_write_bw "${args[@]}" >"$work/bw-server.log" 2>&1 &
+		pid=$!
+		lab_wait_listen 18515 60
+	fi
+	lab_barrier bw-listen 120
+	if [ "$LAB_ID" = 2 ]; then
+		timeout 150 ib_write_bw "${args[@]}" "$LAB_PEER_IP" >"$work/bw-client.log" 2>&1
+		rc=$?
+		cat "$work/bw-client.log"
+		# The result row: bytes, iterations, peak, average, msg rate.
+		bw=$(awk '$1 == 65536 && $2 == 200 && NF >= 5 { print $4 }' "$work/bw-client.log")
+		if [ $rc -eq 0 ] && awk -v b="$bw" 'BEGIN { exit !(b + 0 > 0) }'; then
+			lab_pass "$mode/ib_write_bw-client-$me"
+			echo "ib_write_bw over siw: $bw Gb/s average (TCG, not a benchmark)"
+		else
+			lab_fail "$mode/ib_write_bw-client-$me" "exit $rc, average '${bw}'"
+		fi
+	fi
+	if [ "$LAB_ID" = 1 ]; then
+		wait $pid
+		rc=$?
+		cat "$work/bw-server.log"
+		if [ $rc -eq 0 ]; then lab_pass "$mode/ib_write_bw-server-$me"
+		else lab_fail "$mode/ib_write_bw-server-$me" "exit $rc"; fi
+	fi
+}
+
+case $mode in
+pair)
+	lab_barrier loaded 120
+	rping_pair rping-small 1 7174 2 10 64
+	rping_pair rping-60k 1 7175 2 3 60000
+	write_bw
+	;;
+single)
+	rping_self rping-self 10 64
+	;;
+trio)
+	lab_barrier loaded 120
+	for ip in $LAB_IPS; do
+		if ! busybox ping -c 1 -W 10 "$ip" >/dev/null; then
+			lab_fail "$mode/icmp-$me-to-$ip" "no ping reply"
+		fi
+	done
+	# Guests 2 and 3 each talk to their own rping server on guest 1, at once.
+	if [ "$LAB_ID" = 1 ]; then
+		timeout 60 rping -s -a "$LAB_IP" -C 5 -v -V -p 7182 >"$work/t2-server.log" 2>"$work/t2-server.log.err" &
+		p2=$!
+		timeout 60 rping -s -a "$LAB_IP" -C 5 -v -V -p 7183 >"$work/t3-server.log" 2>"$work/t3-server.log.err" &
+		p3=$!
+		lab_wait_listen 7182 60
+		lab_wait_listen 7183 60
+	fi
+	lab_barrier trio-listen 120
+	if [ "$LAB_ID" != 1 ]; then
+		timeout 60 rping -c -a 192.0.2.1 -C 5 -v -V -p $((7180 + LAB_ID)) >"$work/client.log" 2>"$work/client.log.err"
+		check_rping "$mode/rping-client-$me" "$work/client.log" $? 5 64 "ping data: "
+	else
+		wait $p2
+		check_rping "$mode/rping-server-for-g2" "$work/t2-server.log" $? 5 64 "server ping data: "
+		wait $p3
+		check_rping "$mode/rping-server-for-g3" "$work/t3-server.log" $? 5 64 "server ping data: "
+	fi
+	;;
+*)
+	lab_fail "siw-scenario" "unknown mode $mode"
+	;;
+esac
+lab_finish
