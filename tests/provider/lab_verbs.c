@@ -135,12 +135,10 @@ int main(int argc, char **argv)
 	       "UD QP created on an iWARP device");
 
 	memset(&qa, 0, sizeof(qa));
+	/* the attribute mask iw_cm uses when rdma_cm moves a QP to INIT */
 	qa.qp_state = IBV_QPS_INIT;
-	qa.port_num = 1;
 	qa.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-	ret = ibv_modify_qp(qp, &qa,
-			    IBV_QP_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_PORT |
-				    IBV_QP_PKEY_INDEX);
+	ret = ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS);
 	result(ret == 0, "modify_qp_init", "ret %d", ret);
 	memset(&qa, 0, sizeof(qa));
 	ret = ibv_query_qp(qp, &qa, IBV_QP_STATE | IBV_QP_CAP, &qia);
