@@ -241,7 +241,7 @@ TEST(Rdmap, QueueNumbers)
 		{IWARP_OP_ATOMIC_REQUEST, 3}, {IWARP_OP_ATOMIC_RESPONSE, 4},
 	};
 	for (auto &c : want) {
-		const iwarp_rdmap_opinfo *info = iwarp_rdmap_opcode_info(c.op);
+		const struct iwarp_rdmap_opinfo *info = iwarp_rdmap_opcode_info(c.op);
 		ASSERT_NE(info, nullptr);
 		EXPECT_FALSE(info->tagged);
 		EXPECT_EQ(info->qn, c.qn) << c.op;
