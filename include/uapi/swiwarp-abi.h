@@ -334,11 +334,12 @@ struct swiwarp_cq_ctrl {
 /* ---------------------------------------------------------------------
  * Layout checks (the shared layout must never change silently).
  */
-#if defined(__cplusplus)
-#define SWIWARP_ABI_ASSERT(cond, msg) static_assert(cond, msg)
-#else
-#define SWIWARP_ABI_ASSERT(cond, msg) _Static_assert(cond, msg)
+#if defined(__KERNEL__)
+#include <linux/build_bug.h>
+#elif !defined(__cplusplus)
+#include <assert.h>
 #endif
+#define SWIWARP_ABI_ASSERT(cond, msg) static_assert(cond, msg)
 
 SWIWARP_ABI_ASSERT(sizeof(struct swiwarp_sge) == 16, "sge size");
 SWIWARP_ABI_ASSERT(sizeof(struct swiwarp_sqe) == 128, "sqe size");

@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * swiwarp: software iWARP RNIC -- core definitions shared by all parts of
+ * the module.
+ */
+
+#ifndef SWIWARP_H
+#define SWIWARP_H
+
+#include <linux/completion.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/netdevice.h>
+#include <linux/rwsem.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <net/sock.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/iw_cm.h>
+
+#include "../include/uapi/swiwarp-abi.h"
+
+#define SWIWARP_VENDOR_ID	0x535749	/* "SWI" */
+#define SWIWARP_VENDOR_PART	1
+#define SWIWARP_MAX_QP		16384
+#define SWIWARP_MAX_QP_WR	8192
+#define SWIWARP_MAX_CQ		16384
+#define SWIWARP_MAX_CQE		65536
+#define SWIWARP_MAX_PD		65536
+#define SWIWARP_MAX_MR		65536
+#define SWIWARP_MAX_SRQ		4096
+#define SWIWARP_MAX_SRQ_WR	8192
+#define SWIWARP_MAX_ORD		32
+#define SWIWARP_MAX_IRD		32
+#define SWIWARP_MAX_SGE_RD	1
+#define SWIWARP_MAX_FR_PAGES	256
+#define SWIWARP_MAX_MSG		0x80000000U
+#define SWIWARP_MAX_PDATA	512	/* MPA private data, RFC 5044 */
+#define SWIWARP_TX_BURST	64	/* FPDUs per TX work run */
+
+/* Module parameters (swiwarp_main.c) */
+enum swiwarp_crc_policy {
+	SWIWARP_CRC_REFUSE = 0,		/* never use CRC, reject peers wanting it */
+	SWIWARP_CRC_ACCEPT = 1,		/* do not ask, use if the peer asks */
+	SWIWARP_CRC_REQUEST = 2,	/* ask for CRC, accept either way */
+};
+
+/* RTR kind queued for the TX engine (initiator, MPA v2 peer-to-peer) */
+#define SWIWARP_RTR_WRITE	0x1
+#define SWIWARP_RTR_READ	0x2
+#define SWIWARP_RTR_SEND	0x4
+
+extern int swiwarp_mpa_crc;
+extern int swiwarp_mpa_rev;
+extern bool swiwarp_peer_to_peer;
+extern int swiwarp_rtr_type;
+extern bool swiwarp_nodelay;
+extern int swiwarp_mpa_timeout_ms;
+extern bool swiwarp_loopback;
+
+struct swiwarp_dev {
+	struct ib_device base;
+	struct net_device *netdev;	/* reference held (dev_hold) */
+	enum ib_port_state port_state;
+	u8 mac[ETH_ALEN];
+	struct xarray qp_xa;		/* qp_num -> qp */
+	struct xarray mem_xa;		/* stag index -> mem */
+	u32 mem_next;			/* cyclic allocation cursor */
+	atomic_t num_qp, num_cq, num_pd, num_mr, num_srq, num_ctx;
+	struct work_struct netdev_down;
+};
+
+struct swiwarp_ucontext {
+	struct ib_ucontext base;
+};
+
+struct swiwarp_pd {
+	struct ib_pd base;
+};
+
+struct swiwarp_mmap_entry {
+	struct rdma_user_mmap_entry rdma;
+	void *addr;			/* vmalloc_user() memory */
+};
+
+/* ---------------------------------------------------------------- memory */
+enum swiwarp_mem_type {
+	SWIWARP_MEM_UMEM,	/* pinned user pages */
+	SWIWARP_MEM_KVA,	/* DMA MR: any kernel virtual address */
+	SWIWARP_MEM_PBL,	/* fast-register MR: page list of kernel VAs */
+};
+
+struct swiwarp_mem {
+	struct kref ref;
+	struct rcu_head rcu;
+	struct swiwarp_dev *sdev;
+	void *pd;		/* identity only, never dereferenced */
+	u32 stag;
+	bool valid;		/* READ_ONCE/WRITE_ONCE */
+	bool is_frmr;
+	enum swiwarp_mem_type type;
+	int access;		/* IB_ACCESS_* */
+	u64 va;
+	u64 len;
+	/* SWIWARP_MEM_UMEM */
+	struct ib_umem *umem;
+	struct page **pages;
+	unsigned long npages;
+	unsigned int pg_off;	/* offset of va in pages[0] */
+	/* SWIWARP_MEM_PBL */
+	u64 *pbl;
+	unsigned int pbl_max;
+	unsigned int pbl_num;
+	unsigned int pbl_pgsz;
+};
+
+struct swiwarp_mr {
+	struct ib_mr base;
+	struct swiwarp_mem *mem;
+};
+
+/* --------------------------------------------------------------- queues */
+struct swiwarp_cq {
+	struct ib_cq base;
+	spinlock_t lock;		/* producer side and kernel poll */
+	struct swiwarp_cqe *queue;
+	struct swiwarp_cq_ctrl *ctrl;
+	u32 num_cqe;
+	u32 cq_put;
+	u32 cq_get;			/* kernel consumers only */
+	u32 id;
+	bool user;
+	struct rdma_user_mmap_entry *entry;
+};
+
+struct swiwarp_srq {
+	struct ib_srq base;
+	spinlock_t lock;		/* consumer index, limit */
+	struct swiwarp_rqe *queue;
+	u32 num_rqe;
+	u32 rq_get;
+	u32 rq_put;			/* kernel consumers only */
+	u32 limit;			/* 0: not armed */
+	u32 id;
+	bool user;
+	struct rdma_user_mmap_entry *entry;
+};
+
+enum swiwarp_qp_state {
+	SWIWARP_QP_IDLE,
+	SWIWARP_QP_RTR,
+	SWIWARP_QP_RTS,
+	SWIWARP_QP_CLOSING,
+	SWIWARP_QP_TERMINATE,
+	SWIWARP_QP_ERROR,
+};
+
+/* A work request being executed (copied out of its ring). */
+struct swiwarp_wqe {
+	struct swiwarp_sqe sqe;
+	struct swiwarp_mem *mem[SWIWARP_MAX_SGE];	/* references */
+	u32 bytes;			/* total message length */
+	u32 processed;			/* bytes sent / placed so far */
+	struct ib_mr *reg_mr;		/* SWIWARP_OP_REG_MR */
+	int status;			/* enum swiwarp_wc_status */
+	bool active;
+};
+
+/* Inbound RDMA Read request queued for the TX engine. */
+struct swiwarp_irq_entry {
+	u32 sink_stag;
+	u64 sink_to;
+	u32 src_stag;
+	u64 src_to;
+	u32 len;
+	bool valid;
+};
+
+/* Outbound RDMA Read awaiting its response. */
+struct swiwarp_orq_entry {
+	struct swiwarp_wqe wqe;
+	bool valid;
+};
+
+struct swiwarp_tx {
+	u8 *buf;			/* one FPDU being sent */
+	u32 buf_len;
+	u32 buf_sent;
+	u32 msn[3];			/* last MSN sent per untagged queue */
+	bool irq_active;		/* wqe below is a Read Response */
+	bool last_of_wqe;		/* buf holds the WQE's last FPDU */
+	bool term_done;			/* buf holds our Terminate */
+	int rtr_pending;		/* SWIWARP_RTR_* to send first */
+	struct swiwarp_wqe wqe;		/* SQ WQE or Read Response */
+	struct swiwarp_irq_entry rresp;
+	/* Terminate request, under orq_lock */
+	bool term_pending;
+	u8 term_layer_etype;
+	u8 term_ecode;
+	u8 term_hdr[20];
+	u32 term_hdr_len;
+};
+
+enum swiwarp_rx_state {
+	SWIWARP_RX_HDR,
+	SWIWARP_RX_DATA,
+	SWIWARP_RX_TRAILER,
+	SWIWARP_RX_ERROR,
+};
+
+struct swiwarp_rx {
+	enum swiwarp_rx_state state;
+	u8 hdr[96];			/* MPA length + DDP/RDMAP header */
+	u32 hdr_need;
+	u32 hdr_have;
+	u32 fpdu_len;			/* MPA ULPDU length */
+	u32 data_left;			/* payload bytes left in this FPDU */
+	u32 pad;
+	u8 trailer[8];
+	u32 trailer_have;
+	u32 crc;			/* running CRC register of this FPDU */
+	u8 opcode;
+	bool tagged;
+	bool last;
+	bool first_done;		/* first FPDU seen (RTR) */
+	/* current segment */
+	u32 stag;
+	u64 to;
+	u32 msn;
+	u32 seg_mo;
+	u32 inv_stag;
+	/* untagged (Send) message being received */
+	u32 msn_next[3];		/* next expected MSN per queue */
+	struct swiwarp_wqe rwqe;
+	bool rwqe_active;
+	u32 mo;				/* bytes of the message so far */
+	/* tagged placement */
+	struct swiwarp_mem *tmem;	/* cached Write target */
+	struct swiwarp_orq_entry *rresp;	/* Read Response target */
+};
+
+struct swiwarp_cep;
+
+struct swiwarp_qp {
+	struct ib_qp base;
+	struct swiwarp_dev *sdev;
+	struct kref ref;
+	struct completion freed;
+	struct rw_semaphore state_lock;
+	enum swiwarp_qp_state state;
+	u32 id;
+	bool user;
+	bool sig_all;
+
+	struct swiwarp_cq *scq;
+	struct swiwarp_cq *rcq;
+	struct swiwarp_srq *srq;
+
+	/* send queue */
+	spinlock_t sq_lock;		/* kernel post_send; TX fetch */
+	struct swiwarp_sqe *sendq;
+	struct swiwarp_sq_ctrl *sq_ctrl;
+	u32 num_sqe;
+	u32 sq_get;
+	u32 sq_put;			/* kernel consumers only */
+	struct rdma_user_mmap_entry *sq_entry;
+	u32 max_inline;
+
+	/* receive queue (unused with an SRQ) */
+	spinlock_t rq_lock;		/* kernel post_recv producer */
+	struct swiwarp_rqe *recvq;
+	u32 num_rqe;
+	u32 rq_get;
+	u32 rq_put;			/* kernel consumers only */
+	struct rdma_user_mmap_entry *rq_entry;
+
+	/* negotiated by the CM */
+	u32 ord;
+	u32 ird;
+	bool crc;
+	u32 mss;
+
+	/* RDMA Read state, protected by orq_lock */
+	spinlock_t orq_lock;		/* ORQ, IRQ, Terminate request */
+	struct swiwarp_orq_entry *orq;
+	u32 orq_size, orq_put, orq_get;
+	struct swiwarp_irq_entry *irq;
+	u32 irq_size, irq_put, irq_get;
+
+	/* transport */
+	struct socket *sock;		/* reference owned by the cep */
+	struct swiwarp_cep *cep;
+	struct work_struct tx_work;
+	struct mutex tx_lock;		/* serialises TX with teardown */
+	struct swiwarp_tx tx;
+	struct swiwarp_rx rx;		/* softirq, under sk_callback_lock */
+	spinlock_t rx_lock;		/* RX context, RQ consumer, cep */
+	bool rx_suspended;
+	bool term_sent;
+	bool term_rcvd;
+};
+
+/* ------------------------------------------------------------- helpers */
+static inline struct swiwarp_dev *to_sdev(struct ib_device *d)
+{
+	return container_of(d, struct swiwarp_dev, base);
+}
+
+static inline struct swiwarp_qp *to_sqp(struct ib_qp *q)
+{
+	return container_of(q, struct swiwarp_qp, base);
+}
+
+static inline struct swiwarp_cq *to_scq(struct ib_cq *c)
+{
+	return container_of(c, struct swiwarp_cq, base);
+}
+
+static inline struct swiwarp_srq *to_ssrq(struct ib_srq *s)
+{
+	return container_of(s, struct swiwarp_srq, base);
+}
+
+static inline struct swiwarp_mr *to_smr(struct ib_mr *m)
+{
+	return container_of(m, struct swiwarp_mr, base);
+}
+
+static inline struct swiwarp_mmap_entry *
+to_smmap(struct rdma_user_mmap_entry *e)
+{
+	return container_of(e, struct swiwarp_mmap_entry, rdma);
+}
+
+/*
+ * Ring slot ownership (include/uapi/swiwarp-abi.h): the acquire load of a
+ * flags word pairs with the release store of the other side, so the
+ * entry's other fields are read only after they were written.
+ */
+static inline u16 swiwarp_flags_acquire(u16 *flags)
+{
+	/* pairs with swiwarp_flags_release() or the user's release store */
+	return smp_load_acquire(flags);
+}
+
+/* Hand a slot to the other side after all other fields were written. */
+static inline void swiwarp_flags_release(u16 *flags, u16 val)
+{
+	/* pairs with swiwarp_flags_acquire() or the user's acquire load */
+	smp_store_release(flags, val);
+}
+
+static inline void swiwarp_qp_get(struct swiwarp_qp *qp)
+{
+	kref_get(&qp->ref);
+}
+
+void swiwarp_qp_release(struct kref *ref);
+
+static inline void swiwarp_qp_put(struct swiwarp_qp *qp)
+{
+	kref_put(&qp->ref, swiwarp_qp_release);
+}
+
+/* swiwarp_main.c */
+extern struct workqueue_struct *swiwarp_tx_wq;
+
+/* swiwarp_mem.c */
+int swiwarp_mem_add(struct swiwarp_dev *sdev, struct swiwarp_mem *mem,
+		    u8 key);
+void swiwarp_mem_remove(struct swiwarp_mem *mem);
+struct swiwarp_mem *swiwarp_mem_get(struct swiwarp_dev *sdev, u32 stag);
+void swiwarp_mem_put(struct swiwarp_mem *mem);
+int swiwarp_mem_check(struct swiwarp_mem *mem, void *pd, int access,
+		      u64 va, u64 len);
+typedef int (*swiwarp_chunk_fn)(void *kva, u32 len, void *arg);
+int swiwarp_mem_walk(struct swiwarp_mem *mem, u64 va, u32 len,
+		     swiwarp_chunk_fn fn, void *arg);
+int swiwarp_mem_copy(struct swiwarp_mem *mem, u64 va, void *buf, u32 len,
+		     bool to_mem);
+int swiwarp_mem_umem_init(struct swiwarp_mem *mem, struct ib_umem *umem);
+int swiwarp_mem_invalidate(struct swiwarp_dev *sdev, void *pd, u32 stag,
+			   bool remote);
+
+/* swiwarp_cq.c */
+int swiwarp_cq_push(struct swiwarp_cq *cq, const struct swiwarp_cqe *cqe,
+		    bool solicited);
+int swiwarp_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
+int swiwarp_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int swiwarp_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		      struct ib_udata *udata);
+int swiwarp_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+
+/* swiwarp_verbs.c */
+void *swiwarp_ring_alloc(size_t size);
+int swiwarp_ring_mmap_entry(struct ib_ucontext *uctx, void *addr, size_t len,
+			    struct rdma_user_mmap_entry **entry, u64 *key);
+
+/* swiwarp_qp.c */
+int swiwarp_qp_modify_state(struct swiwarp_qp *qp,
+			    enum swiwarp_qp_state next);
+void swiwarp_qp_error(struct swiwarp_qp *qp);
+void swiwarp_qp_flush(struct swiwarp_qp *qp);
+void swiwarp_qp_complete_sq(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
+			    int status);
+int swiwarp_qp_complete_rq(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
+			   int status, u32 bytes, u32 inv_stag, bool se);
+bool swiwarp_rq_fetch(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe);
+void swiwarp_wqe_put_mem(struct swiwarp_wqe *wqe);
+int swiwarp_qp_alloc_rd(struct swiwarp_qp *qp, u32 ord, u32 ird);
+void swiwarp_qp_free_rd(struct swiwarp_qp *qp);
+void swiwarp_qp_event(struct swiwarp_qp *qp, enum ib_event_type type);
+
+/* swiwarp_qp_tx.c */
+void swiwarp_tx_work(struct work_struct *w);
+void swiwarp_sq_kick(struct swiwarp_qp *qp);
+int swiwarp_tx_init(struct swiwarp_qp *qp);
+void swiwarp_tx_free(struct swiwarp_qp *qp);
+void swiwarp_send_terminate(struct swiwarp_qp *qp, u8 layer_type, u8 ecode,
+			    const u8 *hdr, u32 hdr_len);
+int swiwarp_tx_rtr(struct swiwarp_qp *qp, int rtr);
+
+/* swiwarp_qp_rx.c */
+int swiwarp_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
+		     unsigned int off, size_t len);
+void swiwarp_rx_reset(struct swiwarp_qp *qp);
+void swiwarp_rx_cleanup(struct swiwarp_qp *qp);
+
+/* swiwarp_cm.c */
+int swiwarp_cm_init(void);
+void swiwarp_cm_exit(void);
+int swiwarp_connect(struct iw_cm_id *id, struct iw_cm_conn_param *p);
+int swiwarp_accept(struct iw_cm_id *id, struct iw_cm_conn_param *p);
+int swiwarp_reject(struct iw_cm_id *id, const void *pdata, u8 plen);
+int swiwarp_create_listen(struct iw_cm_id *id, int backlog);
+int swiwarp_destroy_listen(struct iw_cm_id *id);
+void swiwarp_cm_qp_drop(struct swiwarp_qp *qp, bool abort);
+void swiwarp_cm_qp_drop_locked(struct swiwarp_qp *qp);
+void swiwarp_cm_rtr_received(struct swiwarp_qp *qp);
+void swiwarp_qp_llp_data_ready(struct sock *sk);
+void swiwarp_qp_llp_write_space(struct sock *sk);
+
+#endif /* SWIWARP_H */

@@ -1,0 +1,1129 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * swiwarp: connection management for iw_cm.
+ *
+ * One connection endpoint (cep) per TCP socket: listeners, and the
+ * active and passive sides of a connection.  Socket upcalls (softirq)
+ * only record an event bit and queue the cep's work item on an ordered
+ * workqueue; everything else (non-blocking connect completion, MPA
+ * Request/Reply exchange, timeouts, teardown and the upcalls into iw_cm)
+ * runs in that work item under cep->lock.
+ *
+ * MPA frames are built, parsed and negotiated with the shared wire core
+ * (include/iwarp/mpa.h).  Only the MPA frame itself is read from the
+ * socket; whatever follows stays queued for the QP's RX engine, which
+ * takes over the socket when the QP enters RTS.
+ *
+ * References: a cep holds one "owner" reference until it is closed, one
+ * per queued work item or armed timer, a reference on its iw_cm_id
+ * (id->add_ref) and on its QP while it has them.
+ */
+
+#include <linux/net.h>
+#include <linux/slab.h>
+#include <linux/tcp.h>
+#include <net/ipv6.h>
+#include <net/tcp.h>
+
+#include "swiwarp.h"
+#include "swiwarp_verbs.h"
+#include "iwarp/mpa.h"
+
+enum swiwarp_cep_state {
+	CEP_IDLE,
+	CEP_LISTENING,
+	CEP_CONNECTING,
+	CEP_AWAIT_MPAREP,
+	CEP_AWAIT_MPAREQ,
+	CEP_RECVD_MPAREQ,
+	CEP_RDMA,
+	CEP_CLOSED,
+};
+
+enum {
+	CEP_EV_DATA,
+	CEP_EV_STATE,
+	CEP_EV_DROP,
+	CEP_EV_RTR,
+};
+
+struct swiwarp_cep {
+	struct kref ref;
+	struct mutex lock;		/* serialises the endpoint */
+	enum swiwarp_cep_state state;
+	struct swiwarp_dev *sdev;
+	struct socket *sock;
+	struct iw_cm_id *cm_id;
+	struct swiwarp_qp *qp;
+	struct swiwarp_cep *listener;
+	struct list_head child;		/* on listener->children */
+	struct list_head children;	/* listener: not yet delivered */
+	struct work_struct work;
+	struct delayed_work timeout;
+	unsigned long events;
+	bool owner_ref;
+	bool cb_installed;
+	bool rdma_mode;
+	bool drop_abort;
+	bool await_rtr;
+	bool connected_up;		/* iw_cm saw the connection up */
+	void (*old_data_ready)(struct sock *sk);
+	void (*old_state_change)(struct sock *sk);
+	void (*old_write_space)(struct sock *sk);
+	void *old_user_data;
+	struct iwarp_mpa_policy pol;
+	struct iwarp_mpa_rr req;	/* sent (active) / received (passive) */
+	struct iwarp_mpa_result res;
+	u8 pdata[IWARP_MPA_MAX_PDATA];	/* our Request's private data */
+	u8 rbuf[IWARP_MPA_RR_HDR_LEN + IWARP_MPA_MAX_PDATA];
+	u32 rlen;
+};
+
+static struct workqueue_struct *swiwarp_cm_wq;
+
+static void swiwarp_cep_release(struct kref *ref)
+{
+	struct swiwarp_cep *cep = container_of(ref, struct swiwarp_cep, ref);
+
+	WARN_ON(cep->sock || cep->cm_id || cep->qp);
+	kfree(cep);
+}
+
+static void swiwarp_cep_get(struct swiwarp_cep *cep)
+{
+	kref_get(&cep->ref);
+}
+
+static void swiwarp_cep_put(struct swiwarp_cep *cep)
+{
+	kref_put(&cep->ref, swiwarp_cep_release);
+}
+
+static void swiwarp_cep_work(struct work_struct *w);
+static void swiwarp_cep_timeout(struct work_struct *w);
+
+static struct swiwarp_cep *swiwarp_cep_new(struct swiwarp_dev *sdev)
+{
+	struct swiwarp_cep *cep = kzalloc(sizeof(*cep), GFP_KERNEL);
+
+	if (!cep)
+		return NULL;
+	kref_init(&cep->ref);
+	cep->owner_ref = true;
+	mutex_init(&cep->lock);
+	cep->sdev = sdev;
+	cep->state = CEP_IDLE;
+	INIT_LIST_HEAD(&cep->child);
+	INIT_LIST_HEAD(&cep->children);
+	INIT_WORK(&cep->work, swiwarp_cep_work);
+	INIT_DELAYED_WORK(&cep->timeout, swiwarp_cep_timeout);
+	return cep;
+}
+
+/* Record an event and make sure the work item runs.  Any context. */
+static void swiwarp_cep_event(struct swiwarp_cep *cep, int ev)
+{
+	set_bit(ev, &cep->events);
+	swiwarp_cep_get(cep);
+	if (!queue_work(swiwarp_cm_wq, &cep->work))
+		swiwarp_cep_put(cep);
+}
+
+static void swiwarp_cep_arm_timer(struct swiwarp_cep *cep)
+{
+	unsigned long t = msecs_to_jiffies(max(swiwarp_mpa_timeout_ms, 100));
+
+	swiwarp_cep_get(cep);
+	if (!queue_delayed_work(swiwarp_cm_wq, &cep->timeout, t))
+		swiwarp_cep_put(cep);
+}
+
+static void swiwarp_cep_stop_timer(struct swiwarp_cep *cep)
+{
+	if (cancel_delayed_work(&cep->timeout))
+		swiwarp_cep_put(cep);
+}
+
+/* ------------------------------------------------------ socket upcalls */
+
+static void swiwarp_cm_data_ready(struct sock *sk)
+{
+	struct swiwarp_cep *cep;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	cep = sk->sk_user_data;
+	if (cep)
+		swiwarp_cep_event(cep, CEP_EV_DATA);
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void swiwarp_cm_state_change(struct sock *sk)
+{
+	struct swiwarp_cep *cep;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	cep = sk->sk_user_data;
+	if (cep)
+		swiwarp_cep_event(cep, CEP_EV_STATE);
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void swiwarp_cm_write_space(struct sock *sk)
+{
+	void (*old)(struct sock *sk) = NULL;
+	struct swiwarp_cep *cep;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	cep = sk->sk_user_data;
+	if (cep) {
+		if (cep->rdma_mode && cep->qp)
+			swiwarp_sq_kick(cep->qp);
+		old = cep->old_write_space;
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+	if (old)
+		old(sk);
+}
+
+/* In RDMA mode: hand received bytes to the QP's RX engine. */
+void swiwarp_qp_llp_data_ready(struct sock *sk)
+{
+	struct swiwarp_cep *cep;
+	read_descriptor_t rd = {};
+
+	read_lock_bh(&sk->sk_callback_lock);
+	cep = sk->sk_user_data;
+	if (cep && cep->rdma_mode && cep->qp) {
+		rd.arg.data = cep->qp;
+		rd.count = 1;
+		tcp_read_sock(sk, &rd, swiwarp_rx_actor);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void swiwarp_cep_install_cb(struct swiwarp_cep *cep)
+{
+	struct sock *sk = cep->sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	cep->old_data_ready = sk->sk_data_ready;
+	cep->old_state_change = sk->sk_state_change;
+	cep->old_write_space = sk->sk_write_space;
+	cep->old_user_data = sk->sk_user_data;
+	sk->sk_user_data = cep;
+	sk->sk_data_ready = swiwarp_cm_data_ready;
+	sk->sk_state_change = swiwarp_cm_state_change;
+	sk->sk_write_space = swiwarp_cm_write_space;
+	cep->cb_installed = true;
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void swiwarp_cep_restore_cb(struct swiwarp_cep *cep)
+{
+	struct sock *sk;
+
+	if (!cep->sock || !cep->cb_installed)
+		return;
+	sk = cep->sock->sk;
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_user_data = cep->old_user_data;
+	sk->sk_data_ready = cep->old_data_ready;
+	sk->sk_state_change = cep->old_state_change;
+	sk->sk_write_space = cep->old_write_space;
+	cep->rdma_mode = false;
+	cep->cb_installed = false;
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+/* --------------------------------------------------------- QP binding */
+
+/* Feed bytes already queued on the socket to the RX engine. */
+static void swiwarp_cep_rx_kick(struct swiwarp_cep *cep)
+{
+	struct sock *sk = cep->sock->sk;
+
+	lock_sock(sk);
+	swiwarp_qp_llp_data_ready(sk);
+	release_sock(sk);
+}
+
+/*
+ * Hand the socket to the QP and move it to RTS.  ord/ird/crc come from
+ * the MPA negotiation.  With rtr != 0 the initiator's RTR FPDU is queued
+ * before any work request.
+ */
+static int swiwarp_cep_qp_rts(struct swiwarp_cep *cep, int rtr)
+{
+	struct swiwarp_qp *qp = cep->qp;
+	struct sock *sk = cep->sock->sk;
+	int rv;
+
+	down_write(&qp->state_lock);
+	if (qp->state != SWIWARP_QP_IDLE && qp->state != SWIWARP_QP_RTR) {
+		up_write(&qp->state_lock);
+		return -EINVAL;
+	}
+	swiwarp_qp_free_rd(qp);
+	rv = swiwarp_qp_alloc_rd(qp, cep->res.ord, cep->res.ird);
+	if (rv) {
+		up_write(&qp->state_lock);
+		return rv;
+	}
+	qp->crc = cep->res.crc;
+	mutex_lock(&qp->tx_lock);
+	spin_lock_bh(&qp->rx_lock);
+	qp->sock = cep->sock;
+	qp->cep = cep;
+	swiwarp_rx_reset(qp);
+	spin_unlock_bh(&qp->rx_lock);
+	memset(qp->tx.msn, 0, sizeof(qp->tx.msn));
+	qp->tx.buf_len = 0;
+	qp->tx.buf_sent = 0;
+	qp->term_sent = false;
+	qp->term_rcvd = false;
+	mutex_unlock(&qp->tx_lock);
+	if (rtr)
+		swiwarp_tx_rtr(qp, rtr);
+	qp->state = SWIWARP_QP_RTS;
+	up_write(&qp->state_lock);
+
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_data_ready = swiwarp_qp_llp_data_ready;
+	cep->rdma_mode = true;
+	write_unlock_bh(&sk->sk_callback_lock);
+
+	swiwarp_cep_rx_kick(cep);
+	swiwarp_sq_kick(qp);
+	return 0;
+}
+
+/* Take the socket away from the QP (no RX/TX on it afterwards). */
+static void swiwarp_cep_detach_qp(struct swiwarp_cep *cep)
+{
+	struct swiwarp_qp *qp = cep->qp;
+
+	if (!qp)
+		return;
+	swiwarp_cep_restore_cb(cep);
+	mutex_lock(&qp->tx_lock);
+	spin_lock_bh(&qp->rx_lock);
+	if (qp->cep == cep) {
+		qp->sock = NULL;
+		qp->cep = NULL;
+	}
+	spin_unlock_bh(&qp->rx_lock);
+	mutex_unlock(&qp->tx_lock);
+}
+
+/* ------------------------------------------------------------ upcalls */
+
+static void swiwarp_cep_addrs(struct swiwarp_cep *cep, struct iw_cm_event *ev)
+{
+	if (!cep->sock)
+		return;
+	kernel_getsockname(cep->sock, (struct sockaddr *)&ev->local_addr);
+	kernel_getpeername(cep->sock, (struct sockaddr *)&ev->remote_addr);
+}
+
+static int swiwarp_cm_upcall(struct swiwarp_cep *cep, struct iw_cm_id *id,
+			     enum iw_cm_event_type type, int status,
+			     const u8 *pdata, u16 plen)
+{
+	struct iw_cm_event ev = {};
+
+	if (!id)
+		return -EINVAL;
+	ev.event = type;
+	ev.status = status;
+	if (type == IW_CM_EVENT_CONNECT_REQUEST) {
+		ev.provider_data = cep;
+		ev.ird = cep->req.enhanced ? cep->req.ird : SWIWARP_MAX_IRD;
+		ev.ord = cep->req.enhanced ? cep->req.ord : SWIWARP_MAX_ORD;
+		ev.ird = min_t(u32, ev.ird, SWIWARP_MAX_IRD);
+		ev.ord = min_t(u32, ev.ord, SWIWARP_MAX_ORD);
+	} else if (type == IW_CM_EVENT_CONNECT_REPLY ||
+		   type == IW_CM_EVENT_ESTABLISHED) {
+		ev.ird = cep->res.ird;
+		ev.ord = cep->res.ord;
+	}
+	if (pdata && plen) {
+		ev.private_data = (void *)pdata;
+		ev.private_data_len = min_t(u16, plen, U8_MAX);
+	}
+	if (type == IW_CM_EVENT_CONNECT_REQUEST ||
+	    type == IW_CM_EVENT_CONNECT_REPLY)
+		swiwarp_cep_addrs(cep, &ev);
+	return id->event_handler(id, &ev);
+}
+
+/* ------------------------------------------------------------ teardown */
+
+static void swiwarp_cep_release_sock(struct swiwarp_cep *cep, bool abort)
+{
+	if (!cep->sock)
+		return;
+	swiwarp_cep_restore_cb(cep);
+	if (abort)
+		sock_no_linger(cep->sock->sk);
+	else
+		kernel_sock_shutdown(cep->sock, SHUT_RDWR);
+	sock_release(cep->sock);
+	cep->sock = NULL;
+}
+
+/*
+ * Close the endpoint: detach and error the QP, release the socket, tell
+ * iw_cm (CLOSE if the connection had been reported up) and drop every
+ * reference.  Called with cep->lock held.
+ */
+static void swiwarp_cep_close(struct swiwarp_cep *cep, bool abort)
+{
+	struct swiwarp_qp *qp = cep->qp;
+	struct swiwarp_cep *listener = cep->listener;
+
+	if (cep->state == CEP_CLOSED)
+		return;
+	swiwarp_cep_stop_timer(cep);
+	if (qp) {
+		swiwarp_cep_detach_qp(cep);
+		swiwarp_qp_modify_state(qp, SWIWARP_QP_ERROR);
+	}
+	swiwarp_cep_release_sock(cep, abort);
+
+	if (cep->cm_id) {
+		if (cep->connected_up)
+			swiwarp_cm_upcall(cep, cep->cm_id, IW_CM_EVENT_CLOSE, 0,
+					  NULL, 0);
+		cep->cm_id->provider_data = NULL;
+		cep->cm_id->rem_ref(cep->cm_id);
+		cep->cm_id = NULL;
+	}
+	if (qp) {
+		cep->qp = NULL;
+		swiwarp_qp_put(qp);
+	}
+	if (listener) {
+		mutex_lock(&listener->lock);
+		list_del_init(&cep->child);
+		mutex_unlock(&listener->lock);
+		cep->listener = NULL;
+		swiwarp_cep_put(listener);
+	}
+	cep->state = CEP_CLOSED;
+	if (cep->owner_ref) {
+		cep->owner_ref = false;
+		/* A reference from the caller keeps cep alive until unlock. */
+		swiwarp_cep_put(cep);
+	}
+}
+
+/* --------------------------------------------------------------- MPA */
+
+static int swiwarp_cep_send(struct swiwarp_cep *cep, const void *buf,
+			    size_t len)
+{
+	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL };
+	struct kvec iov = { .iov_base = (void *)buf, .iov_len = len };
+	int rv;
+
+	if (!cep->sock)
+		return -ENOTCONN;
+	rv = kernel_sendmsg(cep->sock, &msg, &iov, 1, len);
+	if (rv < 0)
+		return rv;
+	return rv == len ? 0 : -EPIPE;
+}
+
+static int swiwarp_cep_send_rr(struct swiwarp_cep *cep,
+			       const struct iwarp_mpa_rr *rr)
+{
+	u8 *buf = kmalloc(IWARP_MPA_RR_HDR_LEN + IWARP_MPA_MAX_PDATA,
+			  GFP_KERNEL);
+	int len, rv;
+
+	if (!buf)
+		return -ENOMEM;
+	len = iwarp_mpa_rr_encode(rr, buf,
+				  IWARP_MPA_RR_HDR_LEN + IWARP_MPA_MAX_PDATA);
+	if (len < 0)
+		rv = -EINVAL;
+	else
+		rv = swiwarp_cep_send(cep, buf, len);
+	kfree(buf);
+	return rv;
+}
+
+/*
+ * Read the MPA Request/Reply, never past its end.  Returns 1 when the
+ * whole frame is in rbuf, 0 when more is needed, <0 on error/EOF.
+ */
+static int swiwarp_cep_read_rr(struct swiwarp_cep *cep)
+{
+	for (;;) {
+		struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
+		struct kvec iov;
+		u32 need = IWARP_MPA_RR_HDR_LEN;
+		int rv;
+
+		if (cep->rlen >= IWARP_MPA_RR_HDR_LEN) {
+			rv = iwarp_mpa_rr_frame_len(cep->rbuf, cep->rlen);
+			if (rv < 0 || rv > sizeof(cep->rbuf))
+				return -EPROTO;
+			need = rv;
+		}
+		if (cep->rlen == need && need > IWARP_MPA_RR_HDR_LEN - 1 &&
+		    cep->rlen >= IWARP_MPA_RR_HDR_LEN)
+			return 1;
+		iov.iov_base = cep->rbuf + cep->rlen;
+		iov.iov_len = need - cep->rlen;
+		rv = kernel_recvmsg(cep->sock, &msg, &iov, 1, iov.iov_len,
+				    MSG_DONTWAIT);
+		if (rv == -EAGAIN)
+			return 0;
+		if (rv < 0)
+			return rv;
+		if (rv == 0)
+			return -ECONNRESET;
+		cep->rlen += rv;
+	}
+}
+
+static void swiwarp_policy_init(struct iwarp_mpa_policy *pol, bool initiator,
+				u32 ird, u32 ord)
+{
+	memset(pol, 0, sizeof(*pol));
+	pol->max_rev = initiator && swiwarp_mpa_rev == 1 ? IWARP_MPA_REV1 :
+		IWARP_MPA_REV2;
+	pol->crc = clamp(swiwarp_mpa_crc, 0, 2);
+	pol->rx_markers = false;
+	pol->tx_markers_ok = false;
+	if (initiator) {
+		pol->p2p = swiwarp_peer_to_peer;
+		pol->rtr_mask = swiwarp_rtr_type & IWARP_MPA_RTR_ALL;
+		if (!pol->rtr_mask)
+			pol->p2p = false;
+	} else {
+		/* As responder we take a zero-length Write or Read RTR. */
+		pol->p2p = true;
+		pol->rtr_mask = IWARP_MPA_RTR_WRITE | IWARP_MPA_RTR_READ;
+	}
+	pol->relaxed_ird_ord = true;
+	pol->ird = min_t(u32, ird, SWIWARP_MAX_IRD);
+	pol->ord = min_t(u32, ord, SWIWARP_MAX_ORD);
+}
+
+static int swiwarp_rtr_from_mpa(u8 rtr)
+{
+	if (rtr & IWARP_MPA_RTR_WRITE)
+		return SWIWARP_RTR_WRITE;
+	if (rtr & IWARP_MPA_RTR_READ)
+		return SWIWARP_RTR_READ;
+	if (rtr & IWARP_MPA_RTR_SEND)
+		return SWIWARP_RTR_SEND;
+	return 0;
+}
+
+/* Active side: the MPA Reply arrived. */
+static void swiwarp_cep_proc_reply(struct swiwarp_cep *cep)
+{
+	struct iwarp_mpa_rr rep;
+	int rv, status;
+
+	rv = iwarp_mpa_rr_parse_ex(cep->rbuf, cep->rlen,
+				   IWARP_MPA_PARSE_IGNORE_RESERVED, &rep);
+	if (rv < 0) {
+		pr_info_ratelimited("swiwarp: bad MPA reply: %s\n",
+				    iwarp_strerror(rv));
+		status = -ECONNRESET;
+		goto fail;
+	}
+	rv = iwarp_mpa_check_reply(&cep->pol, &cep->req, &rep, &cep->res);
+	if (rv == IWARP_ERR_PEER_REJECTED) {
+		swiwarp_cm_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY,
+				  -ECONNREFUSED, rep.ulp_pdata,
+				  rep.ulp_pdata_len);
+		swiwarp_cep_close(cep, false);
+		return;
+	}
+	if (rv < 0) {
+		pr_info_ratelimited("swiwarp: MPA reply refused: %s\n",
+				    iwarp_strerror(rv));
+		status = -ECONNRESET;
+		goto fail;
+	}
+	rv = swiwarp_cep_qp_rts(cep, cep->res.p2p ?
+				swiwarp_rtr_from_mpa(cep->res.rtr) : 0);
+	if (rv) {
+		status = rv;
+		goto fail;
+	}
+	cep->state = CEP_RDMA;
+	swiwarp_cep_stop_timer(cep);
+	cep->connected_up = true;
+	swiwarp_cm_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY, 0,
+			  rep.ulp_pdata, rep.ulp_pdata_len);
+	return;
+fail:
+	swiwarp_cm_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY, status,
+			  NULL, 0);
+	swiwarp_cep_close(cep, true);
+}
+
+/* Passive side: the MPA Request arrived. */
+static void swiwarp_cep_proc_request(struct swiwarp_cep *cep)
+{
+	struct swiwarp_cep *listener = cep->listener;
+	struct iwarp_mpa_rr rep;
+	int rv;
+
+	rv = iwarp_mpa_rr_parse_ex(cep->rbuf, cep->rlen,
+				   IWARP_MPA_PARSE_IGNORE_RESERVED, &cep->req);
+	if (rv < 0 || cep->req.kind != IWARP_MPA_REQUEST) {
+		pr_info_ratelimited("swiwarp: bad MPA request: %s\n",
+				    iwarp_strerror(rv < 0 ? rv :
+						   IWARP_ERR_BAD_KEY));
+		swiwarp_cep_close(cep, true);
+		return;
+	}
+	swiwarp_policy_init(&cep->pol, false, SWIWARP_MAX_IRD,
+			    SWIWARP_MAX_ORD);
+	rv = iwarp_mpa_negotiate_reply(&cep->pol, &cep->req, NULL, 0, &rep,
+				       &cep->res);
+	if (rv == IWARP_ERR_REJECT) {
+		pr_info_ratelimited("swiwarp: MPA request rejected by policy\n");
+		swiwarp_cep_send_rr(cep, &rep);
+		swiwarp_cep_close(cep, false);
+		return;
+	}
+	if (rv < 0) {
+		swiwarp_cep_close(cep, true);
+		return;
+	}
+	swiwarp_cep_stop_timer(cep);
+	cep->state = CEP_RECVD_MPAREQ;
+
+	rv = -ENODEV;
+	if (listener) {
+		mutex_lock(&listener->lock);
+		list_del_init(&cep->child);
+		if (listener->cm_id && listener->state == CEP_LISTENING)
+			rv = swiwarp_cm_upcall(cep, listener->cm_id,
+					       IW_CM_EVENT_CONNECT_REQUEST, 0,
+					       cep->req.ulp_pdata,
+					       cep->req.ulp_pdata_len);
+		mutex_unlock(&listener->lock);
+	}
+	if (rv) {
+		cep->state = CEP_AWAIT_MPAREQ;
+		swiwarp_cep_close(cep, true);
+		return;
+	}
+	/* iw_cm now owns the decision: iw_accept() or iw_reject(). */
+	swiwarp_cep_arm_timer(cep);
+}
+
+static void swiwarp_cep_proc_data(struct swiwarp_cep *cep)
+{
+	int rv;
+
+	if (cep->state != CEP_AWAIT_MPAREP && cep->state != CEP_AWAIT_MPAREQ)
+		return;
+	rv = swiwarp_cep_read_rr(cep);
+	if (rv == 0)
+		return;
+	if (rv < 0) {
+		if (cep->state == CEP_AWAIT_MPAREP)
+			swiwarp_cm_upcall(cep, cep->cm_id,
+					  IW_CM_EVENT_CONNECT_REPLY,
+					  -ECONNRESET, NULL, 0);
+		swiwarp_cep_close(cep, true);
+		return;
+	}
+	if (cep->state == CEP_AWAIT_MPAREP)
+		swiwarp_cep_proc_reply(cep);
+	else
+		swiwarp_cep_proc_request(cep);
+}
+
+/* ------------------------------------------------------- TCP events */
+
+static void swiwarp_cep_connected(struct swiwarp_cep *cep)
+{
+	int rv;
+
+	rv = swiwarp_cep_send_rr(cep, &cep->req);
+	if (rv) {
+		swiwarp_cm_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY,
+				  rv, NULL, 0);
+		swiwarp_cep_close(cep, true);
+		return;
+	}
+	cep->state = CEP_AWAIT_MPAREP;
+	/* The Reply may already be queued. */
+	swiwarp_cep_proc_data(cep);
+}
+
+static void swiwarp_cep_proc_state(struct swiwarp_cep *cep)
+{
+	struct sock *sk;
+	int st;
+
+	if (!cep->sock)
+		return;
+	sk = cep->sock->sk;
+	st = READ_ONCE(sk->sk_state);
+
+	switch (cep->state) {
+	case CEP_CONNECTING:
+		if (st == TCP_ESTABLISHED) {
+			swiwarp_cep_connected(cep);
+		} else if (st != TCP_SYN_SENT) {
+			int err = sock_error(sk);
+
+			swiwarp_cm_upcall(cep, cep->cm_id,
+					  IW_CM_EVENT_CONNECT_REPLY,
+					  err ? err : -ECONNREFUSED, NULL, 0);
+			swiwarp_cep_close(cep, true);
+		}
+		break;
+	case CEP_AWAIT_MPAREP:
+	case CEP_AWAIT_MPAREQ:
+		if (st != TCP_ESTABLISHED) {
+			/* Consume a frame that arrived with the FIN first. */
+			swiwarp_cep_proc_data(cep);
+			if (cep->state == CEP_AWAIT_MPAREP) {
+				swiwarp_cm_upcall(cep, cep->cm_id,
+						  IW_CM_EVENT_CONNECT_REPLY,
+						  -ECONNRESET, NULL, 0);
+				swiwarp_cep_close(cep, true);
+			} else if (cep->state == CEP_AWAIT_MPAREQ) {
+				swiwarp_cep_close(cep, true);
+			}
+		}
+		break;
+	case CEP_RDMA:
+		if (st != TCP_ESTABLISHED) {
+			if (cep->connected_up && cep->cm_id)
+				swiwarp_cm_upcall(cep, cep->cm_id,
+						  IW_CM_EVENT_DISCONNECT, 0,
+						  NULL, 0);
+			swiwarp_cep_close(cep, false);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static void swiwarp_listen_accept(struct swiwarp_cep *lcep)
+{
+	for (;;) {
+		struct socket *nsock;
+		struct swiwarp_cep *cep;
+		int rv;
+
+		if (lcep->state != CEP_LISTENING || !lcep->sock)
+			return;
+		rv = kernel_accept(lcep->sock, &nsock, O_NONBLOCK);
+		if (rv)
+			return;
+		cep = swiwarp_cep_new(lcep->sdev);
+		if (!cep) {
+			sock_release(nsock);
+			continue;
+		}
+		if (swiwarp_nodelay)
+			tcp_sock_set_nodelay(nsock->sk);
+		cep->sock = nsock;
+		cep->state = CEP_AWAIT_MPAREQ;
+		swiwarp_cep_get(lcep);
+		cep->listener = lcep;
+		list_add_tail(&cep->child, &lcep->children);
+		swiwarp_cep_install_cb(cep);
+		swiwarp_cep_arm_timer(cep);
+		swiwarp_cep_event(cep, CEP_EV_DATA);
+		swiwarp_cep_event(cep, CEP_EV_STATE);
+	}
+}
+
+static void swiwarp_cep_work(struct work_struct *w)
+{
+	struct swiwarp_cep *cep = container_of(w, struct swiwarp_cep, work);
+
+	mutex_lock(&cep->lock);
+	if (cep->state == CEP_LISTENING) {
+		clear_bit(CEP_EV_STATE, &cep->events);
+		if (test_and_clear_bit(CEP_EV_DATA, &cep->events))
+			swiwarp_listen_accept(cep);
+		goto out;
+	}
+	if (cep->state == CEP_CONNECTING &&
+	    test_and_clear_bit(CEP_EV_STATE, &cep->events))
+		swiwarp_cep_proc_state(cep);
+	if (test_and_clear_bit(CEP_EV_DATA, &cep->events))
+		swiwarp_cep_proc_data(cep);
+	if (test_and_clear_bit(CEP_EV_RTR, &cep->events) &&
+	    cep->state == CEP_RDMA && cep->await_rtr) {
+		cep->await_rtr = false;
+		swiwarp_cep_stop_timer(cep);
+		cep->connected_up = true;
+		swiwarp_cm_upcall(cep, cep->cm_id, IW_CM_EVENT_ESTABLISHED, 0,
+				  NULL, 0);
+	}
+	if (test_and_clear_bit(CEP_EV_STATE, &cep->events))
+		swiwarp_cep_proc_state(cep);
+	if (test_and_clear_bit(CEP_EV_DROP, &cep->events)) {
+		if (cep->state == CEP_RDMA || cep->state == CEP_AWAIT_MPAREQ)
+			swiwarp_cep_close(cep, cep->drop_abort);
+	}
+out:
+	mutex_unlock(&cep->lock);
+	swiwarp_cep_put(cep);
+}
+
+static void swiwarp_cep_timeout(struct work_struct *w)
+{
+	struct swiwarp_cep *cep = container_of(to_delayed_work(w),
+					       struct swiwarp_cep, timeout);
+
+	mutex_lock(&cep->lock);
+	switch (cep->state) {
+	case CEP_CONNECTING:
+	case CEP_AWAIT_MPAREP:
+		pr_info_ratelimited("swiwarp: connect/MPA timeout\n");
+		swiwarp_cm_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY,
+				  -ETIMEDOUT, NULL, 0);
+		swiwarp_cep_close(cep, true);
+		break;
+	case CEP_AWAIT_MPAREQ:
+		swiwarp_cep_close(cep, true);
+		break;
+	case CEP_RDMA:
+		if (cep->await_rtr) {
+			pr_info_ratelimited("swiwarp: no RTR from initiator\n");
+			cep->connected_up = true;
+			swiwarp_cep_close(cep, true);
+		}
+		break;
+	default:
+		/* RECVD_MPAREQ: the ULP did not answer; iw_cm will. */
+		break;
+	}
+	mutex_unlock(&cep->lock);
+	swiwarp_cep_put(cep);
+}
+
+/* ------------------------------------------------ called by the QP */
+
+/* Ask the CM to close the connection of qp (any context). */
+void swiwarp_cm_qp_drop(struct swiwarp_qp *qp, bool abort)
+{
+	struct swiwarp_cep *cep;
+
+	spin_lock_bh(&qp->rx_lock);
+	cep = qp->cep;
+	if (cep)
+		swiwarp_cep_get(cep);
+	spin_unlock_bh(&qp->rx_lock);
+	if (!cep)
+		return;
+	if (abort)
+		cep->drop_abort = true;
+	swiwarp_cep_event(cep, CEP_EV_DROP);
+	swiwarp_cep_put(cep);
+}
+
+/* Same, called by the RX engine with qp->rx_lock held. */
+void swiwarp_cm_qp_drop_locked(struct swiwarp_qp *qp)
+{
+	if (qp->cep)
+		swiwarp_cep_event(qp->cep, CEP_EV_DROP);
+}
+
+/* The RX engine saw the first FPDU: the initiator's RTR (or data). */
+void swiwarp_cm_rtr_received(struct swiwarp_qp *qp)
+{
+	struct swiwarp_cep *cep = qp->cep;	/* under rx_lock */
+
+	if (cep && cep->await_rtr)
+		swiwarp_cep_event(cep, CEP_EV_RTR);
+}
+
+/* ---------------------------------------------------- iw_cm entry points */
+
+static struct swiwarp_qp *swiwarp_cm_get_qp(struct ib_device *ibdev,
+					    u32 qpn)
+{
+	struct swiwarp_dev *sdev = to_sdev(ibdev);
+	struct swiwarp_qp *qp;
+
+	xa_lock(&sdev->qp_xa);
+	qp = xa_load(&sdev->qp_xa, qpn);
+	if (qp && !kref_get_unless_zero(&qp->ref))
+		qp = NULL;
+	xa_unlock(&sdev->qp_xa);
+	return qp;
+}
+
+static int swiwarp_addr_len(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+		sizeof(struct sockaddr_in);
+}
+
+int swiwarp_connect(struct iw_cm_id *id, struct iw_cm_conn_param *p)
+{
+	struct swiwarp_dev *sdev = to_sdev(id->device);
+	struct sockaddr_storage *laddr = &id->m_local_addr;
+	struct sockaddr_storage *raddr = &id->m_remote_addr;
+	struct swiwarp_cep *cep;
+	struct swiwarp_qp *qp;
+	struct socket *sock;
+	int rv;
+
+	if (raddr->ss_family != AF_INET && raddr->ss_family != AF_INET6)
+		return -EAFNOSUPPORT;
+	if (laddr->ss_family != raddr->ss_family)
+		return -EINVAL;
+	if (p->private_data_len > IWARP_MPA_MAX_PDATA - IWARP_MPA_V2_WORD_LEN)
+		return -EINVAL;
+	qp = swiwarp_cm_get_qp(id->device, p->qpn);
+	if (!qp)
+		return -EINVAL;
+	cep = swiwarp_cep_new(sdev);
+	if (!cep) {
+		swiwarp_qp_put(qp);
+		return -ENOMEM;
+	}
+	cep->qp = qp;
+	swiwarp_policy_init(&cep->pol, true, p->ird, p->ord);
+	if (p->private_data_len)
+		memcpy(cep->pdata, p->private_data, p->private_data_len);
+	rv = iwarp_mpa_init_request(&cep->pol, cep->pdata, p->private_data_len,
+				    &cep->req);
+	if (rv) {
+		rv = -EINVAL;
+		goto err_cep;
+	}
+
+	rv = sock_create_kern(dev_net(sdev->netdev), raddr->ss_family,
+			      SOCK_STREAM, IPPROTO_TCP, &sock);
+	if (rv)
+		goto err_cep;
+	cep->sock = sock;
+	sock_set_reuseaddr(sock->sk);
+	if (swiwarp_nodelay)
+		tcp_sock_set_nodelay(sock->sk);
+	rv = kernel_bind(sock, (struct sockaddr *)laddr,
+			 swiwarp_addr_len(laddr));
+	if (rv)
+		goto err_sock;
+
+	mutex_lock(&cep->lock);
+	id->add_ref(id);
+	cep->cm_id = id;
+	id->provider_data = cep;
+	cep->state = CEP_CONNECTING;
+	swiwarp_cep_install_cb(cep);
+	rv = kernel_connect(sock, (struct sockaddr *)raddr,
+			    swiwarp_addr_len(raddr), O_NONBLOCK);
+	if (rv && rv != -EINPROGRESS) {
+		/* iw_cm drops its QP reference when we fail here. */
+		cep->cm_id = NULL;
+		id->provider_data = NULL;
+		id->rem_ref(id);
+		swiwarp_cep_close(cep, true);
+		mutex_unlock(&cep->lock);
+		return rv;
+	}
+	swiwarp_cep_arm_timer(cep);
+	swiwarp_cep_event(cep, CEP_EV_STATE);
+	mutex_unlock(&cep->lock);
+	return 0;
+
+err_sock:
+	sock_release(sock);
+	cep->sock = NULL;
+err_cep:
+	cep->qp = NULL;
+	swiwarp_qp_put(qp);
+	cep->owner_ref = false;
+	swiwarp_cep_put(cep);
+	return rv;
+}
+
+int swiwarp_accept(struct iw_cm_id *id, struct iw_cm_conn_param *p)
+{
+	struct swiwarp_cep *cep = id->provider_data;
+	struct iwarp_mpa_rr rep;
+	struct swiwarp_qp *qp;
+	int rv;
+
+	if (!cep)
+		return -EINVAL;
+	if (p->private_data_len > IWARP_MPA_MAX_PDATA - IWARP_MPA_V2_WORD_LEN)
+		return -EINVAL;
+	swiwarp_cep_get(cep);
+	mutex_lock(&cep->lock);
+	if (cep->state != CEP_RECVD_MPAREQ || !cep->sock) {
+		rv = -ECONNRESET;
+		goto out;
+	}
+	qp = swiwarp_cm_get_qp(id->device, p->qpn);
+	if (!qp) {
+		rv = -EINVAL;
+		goto out;
+	}
+	swiwarp_cep_stop_timer(cep);
+	cep->qp = qp;
+	id->add_ref(id);
+	cep->cm_id = id;
+
+	swiwarp_policy_init(&cep->pol, false, p->ird, p->ord);
+	rv = iwarp_mpa_negotiate_reply(&cep->pol, &cep->req, p->private_data,
+				       p->private_data_len, &rep, &cep->res);
+	if (rv < 0) {
+		if (rv == IWARP_ERR_REJECT)
+			swiwarp_cep_send_rr(cep, &rep);
+		rv = -EINVAL;
+		goto err_close;
+	}
+	/* The Reply goes out before the QP may send anything. */
+	rv = swiwarp_cep_send_rr(cep, &rep);
+	if (rv)
+		goto err_close;
+	cep->await_rtr = cep->res.p2p;
+	cep->state = CEP_RDMA;
+	rv = swiwarp_cep_qp_rts(cep, 0);
+	if (rv)
+		goto err_close;
+	if (cep->await_rtr) {
+		/* ESTABLISHED is reported when the RTR arrives. */
+		swiwarp_cep_arm_timer(cep);
+	} else {
+		cep->connected_up = true;
+		swiwarp_cm_upcall(cep, id, IW_CM_EVENT_ESTABLISHED, 0, NULL, 0);
+	}
+	rv = 0;
+	goto out;
+
+err_close:
+	/* iw_cm drops its own QP reference after a failed accept. */
+	cep->connected_up = false;
+	swiwarp_cep_close(cep, true);
+out:
+	mutex_unlock(&cep->lock);
+	swiwarp_cep_put(cep);
+	return rv;
+}
+
+int swiwarp_reject(struct iw_cm_id *id, const void *pdata, u8 plen)
+{
+	struct swiwarp_cep *cep = id->provider_data;
+	struct iwarp_mpa_rr rep;
+
+	if (!cep)
+		return -EINVAL;
+	swiwarp_cep_get(cep);
+	mutex_lock(&cep->lock);
+	if (cep->state == CEP_RECVD_MPAREQ && cep->sock) {
+		iwarp_mpa_negotiate_reply(&cep->pol, &cep->req, pdata, plen,
+					  &rep, &cep->res);
+		rep.reject = true;
+		rep.crc = false;
+		swiwarp_cep_send_rr(cep, &rep);
+		id->provider_data = NULL;
+		swiwarp_cep_close(cep, false);
+	}
+	mutex_unlock(&cep->lock);
+	swiwarp_cep_put(cep);
+	return 0;
+}
+
+int swiwarp_create_listen(struct iw_cm_id *id, int backlog)
+{
+	struct swiwarp_dev *sdev = to_sdev(id->device);
+	struct sockaddr_storage *laddr = &id->m_local_addr;
+	struct swiwarp_cep *cep;
+	struct socket *sock;
+	int rv;
+
+	if (laddr->ss_family != AF_INET && laddr->ss_family != AF_INET6)
+		return -EAFNOSUPPORT;
+	cep = swiwarp_cep_new(sdev);
+	if (!cep)
+		return -ENOMEM;
+	rv = sock_create_kern(dev_net(sdev->netdev), laddr->ss_family,
+			      SOCK_STREAM, IPPROTO_TCP, &sock);
+	if (rv)
+		goto err_cep;
+	sock_set_reuseaddr(sock->sk);
+	if (laddr->ss_family == AF_INET6 && id->afonly)
+		ip6_sock_set_v6only(sock->sk);
+	rv = kernel_bind(sock, (struct sockaddr *)laddr,
+			 swiwarp_addr_len(laddr));
+	if (rv)
+		goto err_sock;
+	rv = kernel_listen(sock, max(backlog, 1));
+	if (rv)
+		goto err_sock;
+
+	cep->sock = sock;
+	mutex_lock(&cep->lock);
+	cep->state = CEP_LISTENING;
+	id->add_ref(id);
+	cep->cm_id = id;
+	id->provider_data = cep;
+	swiwarp_cep_install_cb(cep);
+	mutex_unlock(&cep->lock);
+	/* Connections queued before the upcalls were installed. */
+	swiwarp_cep_event(cep, CEP_EV_DATA);
+	return 0;
+
+err_sock:
+	sock_release(sock);
+err_cep:
+	cep->owner_ref = false;
+	swiwarp_cep_put(cep);
+	return rv;
+}
+
+int swiwarp_destroy_listen(struct iw_cm_id *id)
+{
+	struct swiwarp_cep *cep = id->provider_data;
+	struct swiwarp_cep *c;
+
+	if (!cep)
+		return 0;
+	swiwarp_cep_get(cep);
+	mutex_lock(&cep->lock);
+	swiwarp_cep_release_sock(cep, true);
+	list_for_each_entry(c, &cep->children, child) {
+		c->drop_abort = true;
+		swiwarp_cep_event(c, CEP_EV_DROP);
+	}
+	if (cep->cm_id) {
+		cep->cm_id->provider_data = NULL;
+		cep->cm_id->rem_ref(cep->cm_id);
+		cep->cm_id = NULL;
+	}
+	cep->state = CEP_CLOSED;
+	if (cep->owner_ref) {
+		cep->owner_ref = false;
+		swiwarp_cep_put(cep);
+	}
+	mutex_unlock(&cep->lock);
+	swiwarp_cep_put(cep);
+	return 0;
+}
+
+int swiwarp_cm_init(void)
+{
+	swiwarp_cm_wq = alloc_ordered_workqueue("swiwarp_cm", WQ_MEM_RECLAIM);
+	return swiwarp_cm_wq ? 0 : -ENOMEM;
+}
+
+void swiwarp_cm_exit(void)
+{
+	destroy_workqueue(swiwarp_cm_wq);
+}

@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * swiwarp: module setup, device registration with the RDMA core, the
+ * "swiwarp" rdma link type and netdev event handling.
+ */
+
+#include <linux/etherdevice.h>
+#include <linux/if_arp.h>
+#include <linux/module.h>
+#include <net/addrconf.h>
+#include <rdma/rdma_netlink.h>
+
+#include "swiwarp.h"
+#include "swiwarp_verbs.h"
+
+MODULE_AUTHOR("swiwarp developers");
+MODULE_DESCRIPTION("Software iWARP RDMA (MPA/DDP/RDMAP over kernel TCP)");
+MODULE_LICENSE("Dual BSD/GPL");
+MODULE_ALIAS_RDMA_LINK("swiwarp");
+
+int swiwarp_mpa_crc = SWIWARP_CRC_REQUEST;
+module_param_named(mpa_crc, swiwarp_mpa_crc, int, 0644);
+MODULE_PARM_DESC(mpa_crc,
+		 "MPA CRC policy: 0=refuse, 1=accept if peer asks, 2=request (default)");
+
+int swiwarp_mpa_rev = 2;
+module_param_named(mpa_rev, swiwarp_mpa_rev, int, 0644);
+MODULE_PARM_DESC(mpa_rev, "MPA revision to initiate with: 1 or 2 (default 2)");
+
+bool swiwarp_peer_to_peer;
+module_param_named(peer_to_peer, swiwarp_peer_to_peer, bool, 0644);
+MODULE_PARM_DESC(peer_to_peer,
+		 "Request MPA v2 peer-to-peer mode (RTR) when initiating (default off)");
+
+int swiwarp_rtr_type = 0x6;
+module_param_named(rtr_type, swiwarp_rtr_type, int, 0644);
+MODULE_PARM_DESC(rtr_type,
+		 "RTR kinds offered as P2P initiator, bitmask 1=SEND 2=WRITE 4=READ (default 6)");
+
+bool swiwarp_nodelay = true;
+module_param_named(nodelay, swiwarp_nodelay, bool, 0644);
+MODULE_PARM_DESC(nodelay, "Set TCP_NODELAY on RDMA connections (default on)");
+
+int swiwarp_mpa_timeout_ms = 10000;
+module_param_named(mpa_timeout_ms, swiwarp_mpa_timeout_ms, int, 0644);
+MODULE_PARM_DESC(mpa_timeout_ms,
+		 "MPA negotiation timeout in milliseconds (default 10000)");
+
+bool swiwarp_loopback = true;
+module_param_named(loopback, swiwarp_loopback, bool, 0444);
+MODULE_PARM_DESC(loopback, "Allow devices on the loopback netdev (default on)");
+
+static bool swiwarp_markers;
+module_param_named(markers, swiwarp_markers, bool, 0444);
+MODULE_PARM_DESC(markers,
+		 "MPA markers: not supported; peers requiring markers are rejected (must be 0)");
+
+struct workqueue_struct *swiwarp_tx_wq;
+
+static const struct ib_device_ops swiwarp_dev_ops = {
+	.owner = THIS_MODULE,
+	.uverbs_abi_ver = SWIWARP_ABI_VERSION,
+	.driver_id = (enum rdma_driver_id)SWIWARP_DRIVER_ID,
+
+	.alloc_mr = swiwarp_alloc_mr,
+	.alloc_pd = swiwarp_alloc_pd,
+	.alloc_ucontext = swiwarp_alloc_ucontext,
+	.create_cq = swiwarp_create_cq,
+	.create_qp = swiwarp_create_qp,
+	.create_srq = swiwarp_create_srq,
+	.dealloc_driver = swiwarp_dealloc_driver,
+	.dealloc_pd = swiwarp_dealloc_pd,
+	.dealloc_ucontext = swiwarp_dealloc_ucontext,
+	.dereg_mr = swiwarp_dereg_mr,
+	.destroy_cq = swiwarp_destroy_cq,
+	.destroy_qp = swiwarp_destroy_qp,
+	.destroy_srq = swiwarp_destroy_srq,
+	.get_dma_mr = swiwarp_get_dma_mr,
+	.get_port_immutable = swiwarp_get_port_immutable,
+	.iw_accept = swiwarp_accept,
+	.iw_add_ref = swiwarp_qp_add_ref,
+	.iw_connect = swiwarp_connect,
+	.iw_create_listen = swiwarp_create_listen,
+	.iw_destroy_listen = swiwarp_destroy_listen,
+	.iw_get_qp = swiwarp_get_qp,
+	.iw_reject = swiwarp_reject,
+	.iw_rem_ref = swiwarp_qp_rem_ref,
+	.map_mr_sg = swiwarp_map_mr_sg,
+	.mmap = swiwarp_mmap,
+	.mmap_free = swiwarp_mmap_free,
+	.modify_qp = swiwarp_modify_qp,
+	.modify_srq = swiwarp_modify_srq,
+	.poll_cq = swiwarp_poll_cq,
+	.post_recv = swiwarp_post_recv,
+	.post_send = swiwarp_post_send,
+	.post_srq_recv = swiwarp_post_srq_recv,
+	.query_device = swiwarp_query_device,
+	.query_gid = swiwarp_query_gid,
+	.query_port = swiwarp_query_port,
+	.query_qp = swiwarp_query_qp,
+	.query_srq = swiwarp_query_srq,
+	.reg_user_mr = swiwarp_reg_user_mr,
+	.req_notify_cq = swiwarp_req_notify_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_cq, swiwarp_cq, base),
+	INIT_RDMA_OBJ_SIZE(ib_pd, swiwarp_pd, base),
+	INIT_RDMA_OBJ_SIZE(ib_qp, swiwarp_qp, base),
+	INIT_RDMA_OBJ_SIZE(ib_srq, swiwarp_srq, base),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, swiwarp_ucontext, base),
+};
+
+static bool swiwarp_netdev_ok(struct net_device *nd)
+{
+	switch (nd->type) {
+	case ARPHRD_ETHER:
+	case ARPHRD_IEEE802:
+	case ARPHRD_NONE:
+		return true;
+	case ARPHRD_LOOPBACK:
+		return swiwarp_loopback;
+	default:
+		return false;
+	}
+}
+
+static void swiwarp_port_event(struct swiwarp_dev *sdev,
+			       enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = &sdev->base,
+		.event = type,
+		.element.port_num = 1,
+	};
+
+	ib_dispatch_event(&ev);
+}
+
+/* Move every QP of the device to ERROR: the link is gone. */
+static void swiwarp_netdev_down_work(struct work_struct *w)
+{
+	struct swiwarp_dev *sdev = container_of(w, struct swiwarp_dev,
+						netdev_down);
+	struct swiwarp_qp *qp;
+	unsigned long idx;
+
+	xa_lock(&sdev->qp_xa);
+	xa_for_each(&sdev->qp_xa, idx, qp) {
+		if (!kref_get_unless_zero(&qp->ref))
+			continue;
+		xa_unlock(&sdev->qp_xa);
+		swiwarp_qp_error(qp);
+		swiwarp_qp_put(qp);
+		xa_lock(&sdev->qp_xa);
+	}
+	xa_unlock(&sdev->qp_xa);
+	ib_device_put(&sdev->base);
+}
+
+static int swiwarp_netdev_event(struct notifier_block *nb,
+				unsigned long event, void *arg)
+{
+	struct net_device *nd = netdev_notifier_info_to_dev(arg);
+	struct ib_device *ibdev;
+	struct swiwarp_dev *sdev;
+
+	ibdev = ib_device_get_by_netdev(nd,
+					(enum rdma_driver_id)SWIWARP_DRIVER_ID);
+	if (!ibdev)
+		return NOTIFY_DONE;
+	sdev = to_sdev(ibdev);
+
+	switch (event) {
+	case NETDEV_UP:
+		sdev->port_state = IB_PORT_ACTIVE;
+		swiwarp_port_event(sdev, IB_EVENT_PORT_ACTIVE);
+		break;
+	case NETDEV_GOING_DOWN:
+		if (ib_device_try_get(&sdev->base))
+			if (!schedule_work(&sdev->netdev_down))
+				ib_device_put(&sdev->base);
+		break;
+	case NETDEV_DOWN:
+		sdev->port_state = IB_PORT_DOWN;
+		swiwarp_port_event(sdev, IB_EVENT_PORT_ERR);
+		break;
+	case NETDEV_UNREGISTER:
+		ib_unregister_device_queued(&sdev->base);
+		break;
+	case NETDEV_CHANGEADDR:
+		swiwarp_port_event(sdev, IB_EVENT_GID_CHANGE);
+		break;
+	default:
+		break;
+	}
+	ib_device_put(ibdev);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block swiwarp_netdev_nb = {
+	.notifier_call = swiwarp_netdev_event,
+};
+
+static int swiwarp_newlink(const char *name, struct net_device *nd)
+{
+	struct ib_device *ibdev;
+	struct swiwarp_dev *sdev;
+	int rv;
+
+	if (!swiwarp_netdev_ok(nd))
+		return -EINVAL;
+
+	ibdev = ib_device_get_by_netdev(nd,
+					(enum rdma_driver_id)SWIWARP_DRIVER_ID);
+	if (ibdev) {
+		ib_device_put(ibdev);
+		return -EEXIST;
+	}
+
+	sdev = ib_alloc_device(swiwarp_dev, base);
+	if (!sdev)
+		return -ENOMEM;
+
+	dev_hold(nd);
+	sdev->netdev = nd;
+	INIT_WORK(&sdev->netdev_down, swiwarp_netdev_down_work);
+	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC1);
+	xa_init_flags(&sdev->mem_xa, XA_FLAGS_ALLOC1);
+	atomic_set(&sdev->num_qp, 0);
+	atomic_set(&sdev->num_cq, 0);
+	atomic_set(&sdev->num_pd, 0);
+	atomic_set(&sdev->num_mr, 0);
+	atomic_set(&sdev->num_srq, 0);
+	atomic_set(&sdev->num_ctx, 0);
+
+	if (nd->addr_len >= ETH_ALEN && !is_zero_ether_addr(nd->dev_addr))
+		ether_addr_copy(sdev->mac, nd->dev_addr);
+	else
+		eth_random_addr(sdev->mac);
+	addrconf_addr_eui48((u8 *)&sdev->base.node_guid, sdev->mac);
+
+	sdev->base.node_type = RDMA_NODE_RNIC;
+	strscpy(sdev->base.node_desc, "swiwarp software iWARP",
+		sizeof(sdev->base.node_desc));
+	sdev->base.phys_port_cnt = 1;
+	sdev->base.num_comp_vectors = 1;
+	sdev->base.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND);
+	sdev->base.iw_driver_flags = IW_F_NO_PORT_MAP;
+	strscpy(sdev->base.iw_ifname, nd->name, sizeof(sdev->base.iw_ifname));
+
+	ib_set_device_ops(&sdev->base, &swiwarp_dev_ops);
+	rv = ib_device_set_netdev(&sdev->base, nd, 1);
+	if (rv)
+		goto err;
+
+	if (netif_running(nd) && netif_carrier_ok(nd))
+		sdev->port_state = IB_PORT_ACTIVE;
+	else
+		sdev->port_state = IB_PORT_DOWN;
+
+	rv = ib_register_device(&sdev->base, name, NULL);
+	if (rv)
+		goto err;
+	return 0;
+err:
+	/* dealloc_driver is not called for a device never registered */
+	ib_dealloc_device(&sdev->base);
+	dev_put(nd);
+	return rv;
+}
+
+void swiwarp_dealloc_driver(struct ib_device *ibdev)
+{
+	struct swiwarp_dev *sdev = to_sdev(ibdev);
+
+	cancel_work_sync(&sdev->netdev_down);
+	WARN_ON(!xa_empty(&sdev->qp_xa));
+	WARN_ON(!xa_empty(&sdev->mem_xa));
+	xa_destroy(&sdev->qp_xa);
+	xa_destroy(&sdev->mem_xa);
+	dev_put(sdev->netdev);
+}
+
+static struct rdma_link_ops swiwarp_link_ops = {
+	.type = SWIWARP_LINK_TYPE,
+	.newlink = swiwarp_newlink,
+};
+
+static int __init swiwarp_init(void)
+{
+	int rv;
+
+	if (swiwarp_markers) {
+		pr_err("swiwarp: MPA markers are not supported\n");
+		return -EINVAL;
+	}
+	swiwarp_tx_wq = alloc_workqueue("swiwarp_tx",
+					WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!swiwarp_tx_wq)
+		return -ENOMEM;
+
+	rv = swiwarp_cm_init();
+	if (rv)
+		goto err_wq;
+
+	rv = register_netdevice_notifier(&swiwarp_netdev_nb);
+	if (rv)
+		goto err_cm;
+
+	rdma_link_register(&swiwarp_link_ops);
+	pr_info("swiwarp: loaded (ABI %d, driver id 0x%x)\n",
+		SWIWARP_ABI_VERSION, SWIWARP_DRIVER_ID);
+	return 0;
+
+err_cm:
+	swiwarp_cm_exit();
+err_wq:
+	destroy_workqueue(swiwarp_tx_wq);
+	return rv;
+}
+
+static void __exit swiwarp_exit(void)
+{
+	rdma_link_unregister(&swiwarp_link_ops);
+	unregister_netdevice_notifier(&swiwarp_netdev_nb);
+	ib_unregister_driver((enum rdma_driver_id)SWIWARP_DRIVER_ID);
+	swiwarp_cm_exit();
+	destroy_workqueue(swiwarp_tx_wq);
+	pr_info("swiwarp: unloaded\n");
+}
+
+module_init(swiwarp_init);
+module_exit(swiwarp_exit);

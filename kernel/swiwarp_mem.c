@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * swiwarp: STag table and access to registered memory.
+ *
+ * An STag is a 24-bit index into the device's mem_xa plus an 8-bit key
+ * chosen by the consumer.  Lookups run under RCU (also from softirq) and
+ * take a reference with kref_get_unless_zero(); the object is freed after
+ * a grace period.
+ */
+
+#include <linux/highmem.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "swiwarp.h"
+
+#define SWIWARP_STAG_IDX_MAX 0xffffffU
+
+int swiwarp_mem_add(struct swiwarp_dev *sdev, struct swiwarp_mem *mem,
+		    u8 key)
+{
+	u32 idx;
+	int rv;
+
+	kref_init(&mem->ref);
+	mem->sdev = sdev;
+	rv = xa_alloc_cyclic(&sdev->mem_xa, &idx, mem,
+			     XA_LIMIT(1, SWIWARP_STAG_IDX_MAX),
+			     &sdev->mem_next, GFP_KERNEL);
+	if (rv < 0)
+		return rv;
+	/* Publish the STag before the entry can be matched. */
+	WRITE_ONCE(mem->stag, idx << 8 | key);
+	return 0;
+}
+
+static void swiwarp_mem_free(struct kref *ref)
+{
+	struct swiwarp_mem *mem = container_of(ref, struct swiwarp_mem, ref);
+
+	if (mem->umem)
+		ib_umem_release(mem->umem);
+	kvfree(mem->pages);
+	kfree(mem->pbl);
+	kfree_rcu(mem, rcu);
+}
+
+void swiwarp_mem_put(struct swiwarp_mem *mem)
+{
+	kref_put(&mem->ref, swiwarp_mem_free);
+}
+
+/* Remove from the table and drop the table's reference. */
+void swiwarp_mem_remove(struct swiwarp_mem *mem)
+{
+	WRITE_ONCE(mem->valid, false);
+	xa_erase(&mem->sdev->mem_xa, mem->stag >> 8);
+	swiwarp_mem_put(mem);
+}
+
+struct swiwarp_mem *swiwarp_mem_get(struct swiwarp_dev *sdev, u32 stag)
+{
+	struct swiwarp_mem *mem;
+
+	rcu_read_lock();
+	mem = xa_load(&sdev->mem_xa, stag >> 8);
+	if (mem && (READ_ONCE(mem->stag) != stag ||
+		    !kref_get_unless_zero(&mem->ref)))
+		mem = NULL;
+	rcu_read_unlock();
+	return mem;
+}
+
+/*
+ * Check a tagged or local access: valid STag, same protection domain,
+ * the required access rights and [va, va + len) inside the region.
+ * Returns 0 or a negative errno that callers map to a completion status
+ * or Terminate code: -EINVAL invalid STag, -EACCES rights/PD,
+ * -ERANGE bounds.
+ */
+int swiwarp_mem_check(struct swiwarp_mem *mem, void *pd, int access,
+		      u64 va, u64 len)
+{
+	u64 end;
+
+	if (!READ_ONCE(mem->valid))
+		return -EINVAL;
+	if (mem->pd != pd)
+		return -EACCES;
+	if ((mem->access & access) != access)
+		return -EACCES;
+	if (mem->type == SWIWARP_MEM_KVA)
+		return 0;
+	if (check_add_overflow(va, len, &end))
+		return -ERANGE;
+	if (va < mem->va || end > mem->va + mem->len)
+		return -ERANGE;
+	return 0;
+}
+
+/*
+ * Call fn on each virtually contiguous kernel mapping of [va, va + len)
+ * of registered memory.  Bounds must have been checked with
+ * swiwarp_mem_check().  Safe in softirq context.
+ */
+int swiwarp_mem_walk(struct swiwarp_mem *mem, u64 va, u32 len,
+		     swiwarp_chunk_fn fn, void *arg)
+{
+	int rv = 0;
+
+	if (!len)
+		return 0;
+
+	switch (mem->type) {
+	case SWIWARP_MEM_KVA:
+		return fn((void *)(uintptr_t)va, len, arg);
+	case SWIWARP_MEM_UMEM: {
+		u64 off = va - mem->va + mem->pg_off;
+
+		while (len && !rv) {
+			unsigned long pg = off >> PAGE_SHIFT;
+			unsigned int in_pg = off & ~PAGE_MASK;
+			u32 n = min_t(u32, len, PAGE_SIZE - in_pg);
+			void *kva;
+
+			if (pg >= mem->npages)
+				return -EFAULT;
+			kva = kmap_local_page(mem->pages[pg]);
+			rv = fn(kva + in_pg, n, arg);
+			kunmap_local(kva);
+			off += n;
+			len -= n;
+		}
+		return rv;
+	}
+	case SWIWARP_MEM_PBL: {
+		u64 pgsz = mem->pbl_pgsz;
+		u64 off = va - (mem->va & ~(pgsz - 1));
+
+		if (!pgsz || (pgsz & (pgsz - 1)))
+			return -EFAULT;
+		while (len && !rv) {
+			u64 pg = off >> __ffs64(pgsz);
+			u64 in_pg = off & (pgsz - 1);
+			u32 n = min_t(u64, len, pgsz - in_pg);
+
+			if (pg >= mem->pbl_num)
+				return -EFAULT;
+			rv = fn((void *)(uintptr_t)(mem->pbl[pg] + in_pg), n,
+				arg);
+			off += n;
+			len -= n;
+		}
+		return rv;
+	}
+	}
+	return -EINVAL;
+}
+
+static int swiwarp_chunk_to_buf(void *kva, u32 len, void *arg)
+{
+	u8 **p = arg;
+
+	memcpy(*p, kva, len);
+	*p += len;
+	return 0;
+}
+
+static int swiwarp_chunk_from_buf(void *kva, u32 len, void *arg)
+{
+	u8 **p = arg;
+
+	memcpy(kva, *p, len);
+	*p += len;
+	return 0;
+}
+
+int swiwarp_mem_copy(struct swiwarp_mem *mem, u64 va, void *buf, u32 len,
+		     bool to_mem)
+{
+	u8 *p = buf;
+
+	return swiwarp_mem_walk(mem, va, len, to_mem ? swiwarp_chunk_from_buf :
+				swiwarp_chunk_to_buf, &p);
+}
+
+/* Build the page array of a pinned user region. */
+int swiwarp_mem_umem_init(struct swiwarp_mem *mem, struct ib_umem *umem)
+{
+	struct sg_page_iter it;
+	unsigned long n = 0;
+
+	mem->npages = ib_umem_num_pages(umem);
+	mem->pages = kvcalloc(mem->npages, sizeof(*mem->pages), GFP_KERNEL);
+	if (!mem->pages)
+		return -ENOMEM;
+	for_each_sgtable_page(&umem->sgt_append.sgt, &it, 0) {
+		if (n >= mem->npages)
+			break;
+		mem->pages[n++] = sg_page_iter_page(&it);
+	}
+	if (n != mem->npages)
+		return -EFAULT;
+	mem->umem = umem;
+	mem->pg_off = ib_umem_offset(umem);
+	mem->type = SWIWARP_MEM_UMEM;
+	return 0;
+}
+
+/*
+ * Invalidate an STag (Local Invalidate, Send with Invalidate, Read with
+ * Local Invalidate).  Only fast-register memory may be invalidated
+ * remotely; the PD must match.
+ */
+int swiwarp_mem_invalidate(struct swiwarp_dev *sdev, void *pd, u32 stag,
+			   bool remote)
+{
+	struct swiwarp_mem *mem = swiwarp_mem_get(sdev, stag);
+	int rv = 0;
+
+	if (!mem)
+		return -EINVAL;
+	if (mem->pd != pd)
+		rv = -EACCES;
+	else if (remote && !mem->is_frmr)
+		rv = -EACCES;
+	else
+		WRITE_ONCE(mem->valid, false);
+	swiwarp_mem_put(mem);
+	return rv;
+}

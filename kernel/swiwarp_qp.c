@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * swiwarp: QP state machine, completions, receive queue access and flush.
+ *
+ * States: IDLE -> RTS only through the CM (a connected socket), RTS ->
+ * CLOSING (graceful disconnect), RTS -> TERMINATE (a Terminate is being
+ * sent), any -> ERROR (flush all work requests, abort the connection).
+ *
+ * Locking: state_lock (rwsem) guards qp->state; tx_lock (mutex, taken
+ * before state_lock) serialises the TX engine with teardown; rx_lock
+ * (spinlock, BH) guards the RX context and the RQ consumer index.
+ */
+
+#include <linux/slab.h>
+
+#include "swiwarp.h"
+
+void swiwarp_qp_event(struct swiwarp_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev;
+
+	if (!qp->base.event_handler)
+		return;
+	ev.device = qp->base.device;
+	ev.element.qp = &qp->base;
+	ev.event = type;
+	qp->base.event_handler(&ev, qp->base.qp_context);
+}
+
+static void swiwarp_cq_overflow(struct swiwarp_qp *qp, struct swiwarp_cq *cq)
+{
+	struct ib_event ev;
+
+	pr_warn_ratelimited("swiwarp: CQ %u overflow (QP %u)\n", cq->id,
+			    qp->id);
+	if (cq->base.event_handler) {
+		ev.device = cq->base.device;
+		ev.element.cq = &cq->base;
+		ev.event = IB_EVENT_CQ_ERR;
+		cq->base.event_handler(&ev, cq->base.cq_context);
+	}
+}
+
+/* Release the memory references a WQE took while it was validated. */
+void swiwarp_wqe_put_mem(struct swiwarp_wqe *wqe)
+{
+	int i;
+
+	for (i = 0; i < SWIWARP_MAX_SGE; i++) {
+		if (wqe->mem[i]) {
+			swiwarp_mem_put(wqe->mem[i]);
+			wqe->mem[i] = NULL;
+		}
+	}
+}
+
+/* Complete a send-queue WQE: CQE if signalled or failed. */
+void swiwarp_qp_complete_sq(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
+			    int status)
+{
+	struct swiwarp_cqe cqe = {};
+
+	swiwarp_wqe_put_mem(wqe);
+	wqe->active = false;
+	if (status == SWIWARP_WC_SUCCESS &&
+	    !(wqe->sqe.flags & SWIWARP_WQE_SIGNALED))
+		return;
+	cqe.id = wqe->sqe.id;
+	cqe.opcode = wqe->sqe.opcode;
+	cqe.status = status;
+	cqe.bytes = wqe->sqe.opcode == SWIWARP_OP_READ ||
+		wqe->sqe.opcode == SWIWARP_OP_READ_LOCAL_INV ? wqe->bytes : 0;
+	cqe.qp_id = qp->id;
+	if (swiwarp_cq_push(qp->scq, &cqe, false))
+		swiwarp_cq_overflow(qp, qp->scq);
+}
+
+int swiwarp_qp_complete_rq(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
+			   int status, u32 bytes, u32 inv_stag, bool se)
+{
+	struct swiwarp_cqe cqe = {};
+	int rv;
+
+	swiwarp_wqe_put_mem(wqe);
+	wqe->active = false;
+	cqe.id = wqe->sqe.id;
+	cqe.opcode = SWIWARP_OP_RECV;
+	cqe.status = status;
+	cqe.bytes = bytes;
+	cqe.qp_id = qp->id;
+	if (inv_stag && status == SWIWARP_WC_SUCCESS) {
+		cqe.flags |= SWIWARP_CQE_INVALIDATED;
+		cqe.inv_stag = inv_stag;
+	}
+	if (se)
+		cqe.flags |= SWIWARP_CQE_SOLICITED;
+	rv = swiwarp_cq_push(qp->rcq, &cqe, se);
+	if (rv)
+		swiwarp_cq_overflow(qp, qp->rcq);
+	return rv;
+}
+
+/* Count VALID entries from get, stopping at limit. */
+static u32 swiwarp_ring_avail(struct swiwarp_rqe *ring, u32 num, u32 get,
+			      u32 limit)
+{
+	u32 n;
+
+	for (n = 0; n < limit && n < num; n++) {
+		struct swiwarp_rqe *rqe = &ring[(get + n) & (num - 1)];
+
+		if (!(swiwarp_flags_acquire(&rqe->flags) & SWIWARP_WQE_VALID))
+			break;
+	}
+	return n;
+}
+
+static bool swiwarp_take_rqe(struct swiwarp_rqe *ring, u32 num, u32 *get,
+			     struct swiwarp_wqe *wqe)
+{
+	struct swiwarp_rqe *rqe = &ring[*get & (num - 1)];
+	u8 nsge;
+	int i;
+
+	if (!(swiwarp_flags_acquire(&rqe->flags) & SWIWARP_WQE_VALID))
+		return false;
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->sqe.id = READ_ONCE(rqe->id);
+	nsge = READ_ONCE(rqe->num_sge);
+	if (nsge > SWIWARP_MAX_SGE) {
+		/* Malformed user RQE: complete it with an error. */
+		wqe->status = SWIWARP_WC_LOC_QP_OP_ERR;
+		nsge = 0;
+	}
+	wqe->sqe.num_sge = nsge;
+	for (i = 0; i < nsge; i++) {
+		wqe->sqe.sge[i].addr = READ_ONCE(rqe->sge[i].addr);
+		wqe->sqe.sge[i].length = READ_ONCE(rqe->sge[i].length);
+		wqe->sqe.sge[i].lkey = READ_ONCE(rqe->sge[i].lkey);
+	}
+	swiwarp_flags_release(&rqe->flags, 0);
+	(*get)++;
+	wqe->active = true;
+	return true;
+}
+
+/* Take the next receive WQE (RQ or SRQ).  Called under rx_lock. */
+bool swiwarp_rq_fetch(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe)
+{
+	struct swiwarp_srq *srq = qp->srq;
+	bool limit_event = false;
+	unsigned long flags;
+	bool ok;
+
+	if (!srq)
+		return swiwarp_take_rqe(qp->recvq, qp->num_rqe, &qp->rq_get,
+					wqe);
+
+	spin_lock_irqsave(&srq->lock, flags);
+	ok = swiwarp_take_rqe(srq->queue, srq->num_rqe, &srq->rq_get, wqe);
+	if (ok && srq->limit &&
+	    swiwarp_ring_avail(srq->queue, srq->num_rqe, srq->rq_get,
+			       srq->limit) < srq->limit) {
+		srq->limit = 0;
+		limit_event = true;
+	}
+	spin_unlock_irqrestore(&srq->lock, flags);
+
+	if (limit_event && srq->base.event_handler) {
+		struct ib_event ev = {
+			.device = srq->base.device,
+			.element.srq = &srq->base,
+			.event = IB_EVENT_SRQ_LIMIT_REACHED,
+		};
+
+		srq->base.event_handler(&ev, srq->base.srq_context);
+	}
+	return ok;
+}
+
+/* Flush the receive side: the active receive and every posted RQE. */
+static void swiwarp_rq_flush(struct swiwarp_qp *qp)
+{
+	struct swiwarp_wqe wqe;
+
+	spin_lock_bh(&qp->rx_lock);
+	if (qp->rx.rwqe_active) {
+		qp->rx.rwqe_active = false;
+		swiwarp_qp_complete_rq(qp, &qp->rx.rwqe,
+				       SWIWARP_WC_WR_FLUSH_ERR, 0, 0, false);
+	}
+	if (!qp->srq) {
+		while (swiwarp_take_rqe(qp->recvq, qp->num_rqe, &qp->rq_get,
+					&wqe))
+			swiwarp_qp_complete_rq(qp, &wqe,
+					       SWIWARP_WC_WR_FLUSH_ERR, 0, 0,
+					       false);
+	}
+	spin_unlock_bh(&qp->rx_lock);
+}
+
+/*
+ * Flush everything.  The RQ is flushed here; the SQ, the ORQ and the
+ * active TX WQE belong to the TX engine, which flushes them when it runs
+ * and finds the QP in ERROR.
+ */
+void swiwarp_qp_flush(struct swiwarp_qp *qp)
+{
+	swiwarp_rq_flush(qp);
+	swiwarp_sq_kick(qp);
+}
+
+int swiwarp_qp_alloc_rd(struct swiwarp_qp *qp, u32 ord, u32 ird)
+{
+	u32 osz = roundup_pow_of_two(max(ord, 1U));
+	u32 isz = roundup_pow_of_two(max(ird, 1U));
+
+	qp->orq = kcalloc(osz, sizeof(*qp->orq), GFP_KERNEL);
+	qp->irq = kcalloc(isz, sizeof(*qp->irq), GFP_KERNEL);
+	if (!qp->orq || !qp->irq) {
+		swiwarp_qp_free_rd(qp);
+		return -ENOMEM;
+	}
+	qp->orq_size = osz;
+	qp->irq_size = isz;
+	qp->orq_put = 0;
+	qp->orq_get = 0;
+	qp->irq_put = 0;
+	qp->irq_get = 0;
+	qp->ord = ord;
+	qp->ird = ird;
+	return 0;
+}
+
+void swiwarp_qp_free_rd(struct swiwarp_qp *qp)
+{
+	u32 i;
+
+	if (qp->orq)
+		for (i = 0; i < qp->orq_size; i++)
+			swiwarp_wqe_put_mem(&qp->orq[i].wqe);
+	kfree(qp->orq);
+	kfree(qp->irq);
+	qp->orq = NULL;
+	qp->irq = NULL;
+	qp->orq_size = 0;
+	qp->irq_size = 0;
+}
+
+/*
+ * Change state on a verbs or CM request.  RTS is entered only by the CM
+ * (swiwarp_cm.c), never here.
+ */
+int swiwarp_qp_modify_state(struct swiwarp_qp *qp,
+			    enum swiwarp_qp_state next)
+{
+	bool flush = false, drop = false, abort = false;
+	int rv = 0;
+
+	down_write(&qp->state_lock);
+	switch (qp->state) {
+	case SWIWARP_QP_IDLE:
+	case SWIWARP_QP_RTR:
+		if (next == SWIWARP_QP_ERROR) {
+			qp->state = SWIWARP_QP_ERROR;
+			flush = true;
+		} else if (next == SWIWARP_QP_IDLE || next == SWIWARP_QP_RTR) {
+			qp->state = next;
+		} else if (next != SWIWARP_QP_CLOSING) {
+			rv = -EINVAL;
+		}
+		break;
+	case SWIWARP_QP_RTS:
+		if (next == SWIWARP_QP_CLOSING) {
+			qp->state = SWIWARP_QP_CLOSING;
+			drop = true;
+		} else if (next == SWIWARP_QP_TERMINATE) {
+			qp->state = SWIWARP_QP_TERMINATE;
+			swiwarp_send_terminate(qp, 0x00, 0x05, NULL, 0);
+		} else if (next == SWIWARP_QP_ERROR) {
+			qp->state = SWIWARP_QP_ERROR;
+			flush = true;
+			drop = true;
+			abort = true;
+		} else if (next != SWIWARP_QP_RTS) {
+			rv = -EINVAL;
+		}
+		break;
+	case SWIWARP_QP_CLOSING:
+	case SWIWARP_QP_TERMINATE:
+		if (next == SWIWARP_QP_ERROR) {
+			qp->state = SWIWARP_QP_ERROR;
+			flush = true;
+			drop = true;
+		} else if (next == SWIWARP_QP_IDLE && !qp->sock) {
+			qp->state = SWIWARP_QP_IDLE;
+		} else if (next != qp->state && next != SWIWARP_QP_CLOSING) {
+			rv = -EINVAL;
+		}
+		break;
+	case SWIWARP_QP_ERROR:
+		if (next == SWIWARP_QP_IDLE && !qp->sock)
+			qp->state = SWIWARP_QP_IDLE;
+		else if (next != SWIWARP_QP_ERROR)
+			rv = -EINVAL;
+		break;
+	}
+	up_write(&qp->state_lock);
+
+	if (flush)
+		swiwarp_qp_flush(qp);
+	if (drop)
+		swiwarp_cm_qp_drop(qp, abort);
+	return rv;
+}
+
+/* Move to ERROR from any context that may sleep. */
+void swiwarp_qp_error(struct swiwarp_qp *qp)
+{
+	swiwarp_qp_modify_state(qp, SWIWARP_QP_ERROR);
+}

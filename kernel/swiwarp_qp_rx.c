@@ -1,0 +1,702 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * swiwarp: RX engine.
+ *
+ * Runs from the socket's data-ready upcall (softirq, or process context
+ * right after the QP took over the socket) through tcp_read_sock(); it
+ * never sleeps.  A small state machine walks the byte stream FPDU by
+ * FPDU: header (MPA length, DDP/RDMAP header), payload, pad + CRC.
+ * Payload is copied straight from the skbs into the target buffers:
+ * tagged segments (Write, Read Response) at STag/TO after a PD, access
+ * and bounds check, untagged Sends into the next RQ/SRQ buffer.  Every
+ * length, offset and STag that comes from the network is checked before
+ * use; a violation sends a Terminate with the RFC 5040/5041/5044 layer,
+ * type and code and stops all further input.
+ *
+ * All state is under qp->rx_lock.
+ */
+
+#include <linux/crc32c.h>
+#include <linux/skbuff.h>
+
+#include "swiwarp.h"
+#include "iwarp/rdmap.h"
+
+#define RX_HDR_MIN (IWARP_MPA_ULPDU_LEN_FIELD + 1)
+
+void swiwarp_rx_reset(struct swiwarp_qp *qp)
+{
+	struct swiwarp_rx *rx = &qp->rx;
+
+	if (rx->tmem)
+		swiwarp_mem_put(rx->tmem);
+	rx->tmem = NULL;
+	if (rx->rwqe_active)
+		swiwarp_wqe_put_mem(&rx->rwqe);
+	rx->rwqe_active = false;
+	rx->state = SWIWARP_RX_HDR;
+	rx->hdr_need = RX_HDR_MIN;
+	rx->hdr_have = 0;
+	rx->msn_next[0] = 1;
+	rx->msn_next[1] = 1;
+	rx->msn_next[2] = 1;
+	rx->mo = 0;
+	rx->first_done = false;
+}
+
+void swiwarp_rx_cleanup(struct swiwarp_qp *qp)
+{
+	spin_lock_bh(&qp->rx_lock);
+	if (qp->rx.tmem)
+		swiwarp_mem_put(qp->rx.tmem);
+	qp->rx.tmem = NULL;
+	if (qp->rx.rwqe_active)
+		swiwarp_wqe_put_mem(&qp->rx.rwqe);
+	qp->rx.rwqe_active = false;
+	spin_unlock_bh(&qp->rx_lock);
+}
+
+/* Stop input for good and ask for the connection to go down. */
+static void swiwarp_rx_fatal(struct swiwarp_qp *qp, u8 layer, u8 etype,
+			     u8 ecode, bool with_hdr)
+{
+	struct swiwarp_rx *rx = &qp->rx;
+	u32 hl = iwarp_ddp_hdr_len(rx->tagged);
+
+	rx->state = SWIWARP_RX_ERROR;
+	pr_info_ratelimited("swiwarp: QP %u: RX error layer %u type %u code %u (op %u)\n",
+			    qp->id, layer, etype, ecode, rx->opcode);
+	swiwarp_send_terminate(qp, (layer << 4) | etype, ecode,
+			       with_hdr ? rx->hdr + IWARP_MPA_ULPDU_LEN_FIELD :
+			       NULL, with_hdr ? hl : 0);
+}
+
+static void rx_term_tagged(struct swiwarp_qp *qp, u8 code)
+{
+	swiwarp_rx_fatal(qp, IWARP_TERM_LAYER_DDP,
+			 IWARP_TERM_DDP_ETYPE_TAGGED, code, true);
+}
+
+static void rx_term_untagged(struct swiwarp_qp *qp, u8 code)
+{
+	swiwarp_rx_fatal(qp, IWARP_TERM_LAYER_DDP,
+			 IWARP_TERM_DDP_ETYPE_UNTAGGED, code, true);
+}
+
+static void swiwarp_rx_term_rdmap(struct swiwarp_qp *qp, u8 etype, u8 code)
+{
+	swiwarp_rx_fatal(qp, IWARP_TERM_LAYER_RDMAP, etype, code, true);
+}
+
+static void rx_term_op(struct swiwarp_qp *qp, u8 code)
+{
+	swiwarp_rx_term_rdmap(qp, IWARP_TERM_RDMAP_ETYPE_OPERATION, code);
+}
+
+static void rx_term_prot(struct swiwarp_qp *qp, u8 code)
+{
+	swiwarp_rx_term_rdmap(qp, IWARP_TERM_RDMAP_ETYPE_PROTECTION, code);
+}
+
+/* Map a swiwarp_mem_check() result to a tagged-buffer Terminate. */
+static void swiwarp_rx_term_mem(struct swiwarp_qp *qp, int err)
+{
+	if (err == -EACCES)
+		rx_term_prot(qp, IWARP_TERM_RDMAP_ACCESS_RIGHTS);
+	else if (err == -ERANGE)
+		rx_term_tagged(qp, IWARP_TERM_DDP_T_BASE_BOUNDS);
+	else
+		rx_term_tagged(qp, IWARP_TERM_DDP_T_INVALID_STAG);
+}
+
+/* ------------------------------------------------------ placement */
+
+struct swiwarp_skb_src {
+	struct sk_buff *skb;
+	unsigned int off;
+	u32 *crc;
+};
+
+static int swiwarp_chunk_from_skb(void *kva, u32 len, void *arg)
+{
+	struct swiwarp_skb_src *s = arg;
+
+	if (skb_copy_bits(s->skb, s->off, kva, len))
+		return -EFAULT;
+	if (s->crc)
+		*s->crc = crc32c(*s->crc, kva, len);
+	s->off += len;
+	return 0;
+}
+
+/* Place n bytes at receive-message offset mo into the RQE's SGL. */
+static int swiwarp_rx_place_sgl(struct swiwarp_wqe *wqe, u32 mo,
+				struct swiwarp_skb_src *src, u32 n)
+{
+	int i, rv;
+
+	for (i = 0; i < wqe->sqe.num_sge && n; i++) {
+		struct swiwarp_sge *sge = &wqe->sqe.sge[i];
+		u32 take;
+
+		if (mo >= sge->length) {
+			mo -= sge->length;
+			continue;
+		}
+		take = min(sge->length - mo, n);
+		rv = swiwarp_mem_walk(wqe->mem[i], sge->addr + mo, take,
+				      swiwarp_chunk_from_skb, src);
+		if (rv)
+			return rv;
+		n -= take;
+		mo = 0;
+	}
+	return n ? -EFAULT : 0;
+}
+
+/* Validate the SGL of a receive WQE (local write access). */
+static int swiwarp_rx_check_rwqe(struct swiwarp_qp *qp,
+				 struct swiwarp_wqe *wqe)
+{
+	u32 total = 0;
+	int i;
+
+	if (wqe->status)
+		return wqe->status;
+	for (i = 0; i < wqe->sqe.num_sge; i++) {
+		struct swiwarp_sge *sge = &wqe->sqe.sge[i];
+		struct swiwarp_mem *mem;
+
+		if (!sge->length)
+			continue;
+		mem = swiwarp_mem_get(qp->sdev, sge->lkey);
+		if (!mem)
+			return SWIWARP_WC_LOC_PROT_ERR;
+		wqe->mem[i] = mem;
+		if (swiwarp_mem_check(mem, qp->base.pd, IB_ACCESS_LOCAL_WRITE,
+				      sge->addr, sge->length))
+			return SWIWARP_WC_LOC_PROT_ERR;
+		if (check_add_overflow(total, sge->length, &total))
+			return SWIWARP_WC_LOC_LEN_ERR;
+	}
+	wqe->bytes = total;
+	return SWIWARP_WC_SUCCESS;
+}
+
+/* ------------------------------------------------- header dispatch */
+
+static int swiwarp_rx_setup_write(struct swiwarp_qp *qp)
+{
+	struct swiwarp_rx *rx = &qp->rx;
+	struct swiwarp_mem *mem = rx->tmem;
+	int rv;
+
+	if (!rx->data_left)
+		return 0;	/* zero-length Write (e.g. RTR): no access */
+	if (!mem || mem->stag != rx->stag) {
+		if (mem)
+			swiwarp_mem_put(mem);
+		rx->tmem = NULL;
+		mem = swiwarp_mem_get(qp->sdev, rx->stag);
+		if (!mem) {
+			rx_term_tagged(qp, IWARP_TERM_DDP_T_INVALID_STAG);
+			return -EINVAL;
+		}
+		rx->tmem = mem;
+	}
+	rv = swiwarp_mem_check(mem, qp->base.pd, IB_ACCESS_REMOTE_WRITE,
+			       rx->to, rx->data_left);
+	if (rv) {
+		swiwarp_rx_term_mem(qp, rv);
+		return rv;
+	}
+	return 0;
+}
+
+static int swiwarp_rx_setup_rresp(struct swiwarp_qp *qp)
+{
+	struct swiwarp_rx *rx = &qp->rx;
+	struct swiwarp_orq_entry *o = NULL;
+	struct swiwarp_wqe *wqe;
+	unsigned long flags;
+	u64 end;
+
+	spin_lock_irqsave(&qp->orq_lock, flags);
+	if (qp->orq && qp->orq_get != qp->orq_put)
+		o = &qp->orq[qp->orq_get & (qp->orq_size - 1)];
+	spin_unlock_irqrestore(&qp->orq_lock, flags);
+	if (!o || !o->valid) {
+		rx_term_op(qp, IWARP_TERM_RDMAP_OPCODE);
+		return -EINVAL;
+	}
+	wqe = &o->wqe;
+	if (!wqe->bytes) {
+		if (rx->data_left) {
+			rx_term_tagged(qp, IWARP_TERM_DDP_T_BASE_BOUNDS);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	/* The response must target our sink buffer, in order. */
+	if (rx->stag != wqe->sqe.sge[0].lkey) {
+		rx_term_tagged(qp, IWARP_TERM_DDP_T_INVALID_STAG);
+		return -EINVAL;
+	}
+	if (rx->to != wqe->sqe.sge[0].addr + wqe->processed ||
+	    check_add_overflow((u64)wqe->processed, (u64)rx->data_left, &end) ||
+	    end > wqe->bytes) {
+		rx_term_tagged(qp, IWARP_TERM_DDP_T_BASE_BOUNDS);
+		return -EINVAL;
+	}
+	rx->rresp = o;
+	return 0;
+}
+
+static int swiwarp_rx_setup_send(struct swiwarp_qp *qp)
+{
+	struct swiwarp_rx *rx = &qp->rx;
+	u64 end;
+	int st;
+
+	if (rx->msn != rx->msn_next[IWARP_DDP_QN_SEND]) {
+		rx_term_untagged(qp, IWARP_TERM_DDP_U_MSN_RANGE);
+		return -EINVAL;
+	}
+	if (rx->seg_mo != rx->mo) {
+		rx_term_untagged(qp, IWARP_TERM_DDP_U_INVALID_MO);
+		return -EINVAL;
+	}
+	if (!rx->rwqe_active) {
+		if (!swiwarp_rq_fetch(qp, &rx->rwqe)) {
+			rx_term_untagged(qp, IWARP_TERM_DDP_U_MSN_NO_BUFFER);
+			return -EINVAL;
+		}
+		rx->rwqe_active = true;
+		st = swiwarp_rx_check_rwqe(qp, &rx->rwqe);
+		if (st) {
+			rx->rwqe_active = false;
+			swiwarp_qp_complete_rq(qp, &rx->rwqe, st, 0, 0, false);
+			swiwarp_rx_fatal(qp, IWARP_TERM_LAYER_RDMAP,
+					 IWARP_TERM_RDMAP_ETYPE_CATASTROPHIC,
+					 IWARP_TERM_RDMAP_CATASTROPHIC, true);
+			return -EINVAL;
+		}
+	}
+	if (check_add_overflow((u64)rx->mo, (u64)rx->data_left, &end) ||
+	    end > rx->rwqe.bytes) {
+		rx->rwqe_active = false;
+		swiwarp_qp_complete_rq(qp, &rx->rwqe, SWIWARP_WC_LOC_LEN_ERR,
+				       0, 0, false);
+		rx_term_untagged(qp, IWARP_TERM_DDP_U_TOO_LONG);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A complete Read Request: check and queue it for the TX engine. */
+static int swiwarp_rx_read_request(struct swiwarp_qp *qp,
+				   const struct iwarp_rdmap_msg *msg)
+{
+	struct swiwarp_rx *rx = &qp->rx;
+	const struct iwarp_rdmap_read_req *rr = &msg->rreq;
+	struct swiwarp_irq_entry *e;
+	unsigned long flags;
+	int rv;
+
+	if (rx->msn != rx->msn_next[IWARP_DDP_QN_READ_REQUEST]) {
+		rx_term_untagged(qp, IWARP_TERM_DDP_U_MSN_RANGE);
+		return -EINVAL;
+	}
+	if (rr->size > SWIWARP_MAX_MSG) {
+		rx_term_prot(qp, IWARP_TERM_RDMAP_BASE_BOUNDS);
+		return -EINVAL;
+	}
+	if (rr->size) {
+		struct swiwarp_mem *mem = swiwarp_mem_get(qp->sdev,
+							  rr->src_stag);
+
+		if (!mem) {
+			rx_term_prot(qp, IWARP_TERM_RDMAP_INVALID_STAG);
+			return -EINVAL;
+		}
+		rv = swiwarp_mem_check(mem, qp->base.pd, IB_ACCESS_REMOTE_READ,
+				       rr->src_to, rr->size);
+		swiwarp_mem_put(mem);
+		if (rv) {
+			u8 code = IWARP_TERM_RDMAP_INVALID_STAG;
+
+			if (rv == -ERANGE)
+				code = IWARP_TERM_RDMAP_BASE_BOUNDS;
+			else if (rv == -EACCES)
+				code = IWARP_TERM_RDMAP_ACCESS_RIGHTS;
+			rx_term_prot(qp, code);
+			return -EINVAL;
+		}
+	}
+
+	spin_lock_irqsave(&qp->orq_lock, flags);
+	if (!qp->irq ||
+	    qp->irq_put - qp->irq_get >= min(max(qp->ird, 1U), qp->irq_size)) {
+		spin_unlock_irqrestore(&qp->orq_lock, flags);
+		/* More outstanding Reads than our IRD allows. */
+		rx_term_untagged(qp, IWARP_TERM_DDP_U_MSN_RANGE);
+		return -EINVAL;
+	}
+	e = &qp->irq[qp->irq_put & (qp->irq_size - 1)];
+	e->sink_stag = rr->sink_stag;
+	e->sink_to = rr->sink_to;
+	e->src_stag = rr->src_stag;
+	e->src_to = rr->src_to;
+	e->len = rr->size;
+	e->valid = true;
+	qp->irq_put++;
+	spin_unlock_irqrestore(&qp->orq_lock, flags);
+	rx->msn_next[IWARP_DDP_QN_READ_REQUEST]++;
+	swiwarp_sq_kick(qp);
+	return 0;
+}
+
+static int swiwarp_rx_terminate(struct swiwarp_qp *qp,
+				const struct iwarp_rdmap_msg *msg)
+{
+	pr_info_ratelimited("swiwarp: QP %u: Terminate from peer: layer %u type %u code %u\n",
+			    qp->id, msg->term.layer, msg->term.etype,
+			    msg->term.ecode);
+	qp->term_rcvd = true;
+	qp->rx.state = SWIWARP_RX_ERROR;
+	/* Answer nothing; tear the connection down. */
+	qp->term_sent = true;
+	swiwarp_cm_qp_drop_locked(qp);
+	return -ECONNRESET;
+}
+
+/* The whole header is in rx->hdr: parse and prepare the payload. */
+static int swiwarp_rx_header(struct swiwarp_qp *qp)
+{
+	struct swiwarp_rx *rx = &qp->rx;
+	struct iwarp_rdmap_msg msg;
+	u32 hlen = rx->hdr_have - IWARP_MPA_ULPDU_LEN_FIELD;
+	int rv;
+
+	rv = iwarp_rdmap_parse(rx->hdr + IWARP_MPA_ULPDU_LEN_FIELD, hlen, &msg);
+	if (rv < 0) {
+		switch (rv) {
+		case IWARP_ERR_BAD_VERSION:
+			if (msg.ddp.dv != IWARP_DDP_VERSION)
+				swiwarp_rx_fatal(qp, IWARP_TERM_LAYER_DDP,
+						 rx->tagged ?
+						 IWARP_TERM_DDP_ETYPE_TAGGED :
+						 IWARP_TERM_DDP_ETYPE_UNTAGGED,
+						 rx->tagged ?
+						 IWARP_TERM_DDP_T_VERSION :
+						 IWARP_TERM_DDP_U_VERSION, true);
+			else
+				rx_term_op(qp, IWARP_TERM_RDMAP_VERSION);
+			break;
+		case IWARP_ERR_BAD_QN:
+			if (rx->tagged)
+				rx_term_op(qp, IWARP_TERM_RDMAP_OPCODE);
+			else
+				rx_term_untagged(qp, IWARP_TERM_DDP_U_INVALID_QN);
+			break;
+		default:
+			rx_term_op(qp, IWARP_TERM_RDMAP_OPCODE);
+			break;
+		}
+		return -EINVAL;
+	}
+
+	rx->opcode = msg.opcode;
+	rx->last = msg.ddp.last;
+	rx->stag = msg.ddp.stag;
+	rx->to = msg.ddp.to;
+	rx->msn = msg.ddp.msn;
+	rx->seg_mo = msg.ddp.mo;
+	rx->inv_stag = msg.inval_stag;
+	rx->rresp = NULL;
+	rx->data_left = rx->fpdu_len - hlen;
+	rx->pad = iwarp_mpa_pad_len(rx->fpdu_len);
+	rx->trailer_have = 0;
+
+	switch (msg.opcode) {
+	case IWARP_OP_WRITE:
+		return swiwarp_rx_setup_write(qp);
+	case IWARP_OP_READ_RESPONSE:
+		return swiwarp_rx_setup_rresp(qp);
+	case IWARP_OP_SEND:
+	case IWARP_OP_SEND_SE:
+	case IWARP_OP_SEND_INVALIDATE:
+	case IWARP_OP_SEND_SE_INVALIDATE:
+		return swiwarp_rx_setup_send(qp);
+	case IWARP_OP_READ_REQUEST:
+		if (rx->data_left || !rx->last) {
+			rx_term_untagged(qp, IWARP_TERM_DDP_U_TOO_LONG);
+			return -EINVAL;
+		}
+		return swiwarp_rx_read_request(qp, &msg);
+	case IWARP_OP_TERMINATE:
+		return swiwarp_rx_terminate(qp, &msg);
+	default:
+		/* RFC 7306 Immediate Data and Atomics are not supported. */
+		rx_term_op(qp, IWARP_TERM_RDMAP_OPCODE);
+		return -EOPNOTSUPP;
+	}
+}
+
+/* A segment is complete (CRC checked). */
+static void swiwarp_rx_segment_done(struct swiwarp_qp *qp)
+{
+	struct swiwarp_rx *rx = &qp->rx;
+
+	switch (rx->opcode) {
+	case IWARP_OP_SEND:
+	case IWARP_OP_SEND_SE:
+	case IWARP_OP_SEND_INVALIDATE:
+	case IWARP_OP_SEND_SE_INVALIDATE:
+		if (rx->last) {
+			bool se = rx->opcode == IWARP_OP_SEND_SE ||
+				rx->opcode == IWARP_OP_SEND_SE_INVALIDATE;
+			bool inv = rx->opcode == IWARP_OP_SEND_INVALIDATE ||
+				rx->opcode == IWARP_OP_SEND_SE_INVALIDATE;
+			int st = SWIWARP_WC_SUCCESS;
+
+			if (inv && swiwarp_mem_invalidate(qp->sdev, qp->base.pd,
+							  rx->inv_stag, true))
+				st = SWIWARP_WC_REM_INV_REQ_ERR;
+			rx->rwqe_active = false;
+			swiwarp_qp_complete_rq(qp, &rx->rwqe, st, rx->mo,
+					       inv ? rx->inv_stag : 0, se);
+			rx->msn_next[IWARP_DDP_QN_SEND]++;
+			rx->mo = 0;
+			if (st) {
+				rx_term_prot(qp, IWARP_TERM_RDMAP_CANNOT_INVALIDATE);
+				return;
+			}
+		}
+		break;
+	case IWARP_OP_READ_RESPONSE:
+		if (rx->last) {
+			struct swiwarp_wqe wqe;
+			unsigned long flags;
+			bool have = false;
+
+			spin_lock_irqsave(&qp->orq_lock, flags);
+			if (qp->orq && qp->orq_get != qp->orq_put) {
+				struct swiwarp_orq_entry *o =
+					&qp->orq[qp->orq_get &
+						 (qp->orq_size - 1)];
+
+				wqe = o->wqe;
+				memset(&o->wqe, 0, sizeof(o->wqe));
+				o->valid = false;
+				qp->orq_get++;
+				have = true;
+			}
+			spin_unlock_irqrestore(&qp->orq_lock, flags);
+			if (have) {
+				wqe.bytes = wqe.processed;
+				if (wqe.sqe.opcode == SWIWARP_OP_READ_LOCAL_INV)
+					swiwarp_mem_invalidate(qp->sdev,
+							       qp->base.pd,
+							       wqe.sqe.inv_stag,
+							       false);
+				swiwarp_qp_complete_sq(qp, &wqe,
+						       SWIWARP_WC_SUCCESS);
+			}
+			/* Fenced or ORQ-blocked work may proceed. */
+			swiwarp_sq_kick(qp);
+		}
+		break;
+	default:
+		break;
+	}
+	if (!rx->first_done) {
+		rx->first_done = true;
+		swiwarp_cm_rtr_received(qp);
+	}
+}
+
+/* ------------------------------------------------------- the actor */
+
+static int swiwarp_rx_hdr_bytes(struct swiwarp_qp *qp, struct sk_buff *skb,
+				unsigned int off, u32 avail)
+{
+	struct swiwarp_rx *rx = &qp->rx;
+	u32 n = min(rx->hdr_need - rx->hdr_have, avail);
+	u32 ddp_hl;
+
+	if (skb_copy_bits(skb, off, rx->hdr + rx->hdr_have, n))
+		return -EFAULT;
+	rx->hdr_have += n;
+	if (rx->hdr_have < rx->hdr_need)
+		return n;
+
+	if (rx->hdr_need == RX_HDR_MIN) {
+		rx->fpdu_len = iwarp_get_be16(rx->hdr);
+		rx->tagged = rx->hdr[2] & IWARP_DDP_FLAG_TAGGED;
+		ddp_hl = iwarp_ddp_hdr_len(rx->tagged);
+		if (rx->fpdu_len < ddp_hl + 1) {
+			/* Cannot even hold a DDP header. */
+			swiwarp_rx_fatal(qp, IWARP_TERM_LAYER_LLP,
+					 IWARP_TERM_ETYPE_MPA,
+					 IWARP_TERM_MPA_MARKER, false);
+			return -EINVAL;
+		}
+		rx->hdr_need = IWARP_MPA_ULPDU_LEN_FIELD + ddp_hl;
+		return n;
+	}
+	if (rx->hdr_need == IWARP_MPA_ULPDU_LEN_FIELD +
+	    iwarp_ddp_hdr_len(rx->tagged) && !rx->tagged) {
+		u8 op = rx->hdr[3] & IWARP_RDMAP_OPCODE_MASK;
+		u32 more = 0;
+
+		rx->opcode = op;
+		if (op == IWARP_OP_READ_REQUEST)
+			more = IWARP_RDMAP_READ_REQ_LEN;
+		else if (op == IWARP_OP_TERMINATE)
+			more = rx->fpdu_len - IWARP_DDP_UNTAGGED_HDR_LEN;
+		if (more) {
+			if (rx->fpdu_len < IWARP_DDP_UNTAGGED_HDR_LEN + more ||
+			    rx->hdr_need + more > sizeof(rx->hdr)) {
+				rx_term_untagged(qp, IWARP_TERM_DDP_U_TOO_LONG);
+				return -EINVAL;
+			}
+			rx->hdr_need += more;
+			return n;
+		}
+	}
+
+	/* Header complete. */
+	rx->crc = qp->crc ? crc32c(~0U, rx->hdr, rx->hdr_have) : 0;
+	if (swiwarp_rx_header(qp))
+		return -EINVAL;
+	rx->state = rx->data_left ? SWIWARP_RX_DATA : SWIWARP_RX_TRAILER;
+	return n;
+}
+
+static int swiwarp_rx_data_bytes(struct swiwarp_qp *qp, struct sk_buff *skb,
+				 unsigned int off, u32 avail)
+{
+	struct swiwarp_rx *rx = &qp->rx;
+	u32 n = min(rx->data_left, avail);
+	struct swiwarp_skb_src src = {
+		.skb = skb,
+		.off = off,
+		.crc = qp->crc ? &rx->crc : NULL,
+	};
+	int rv;
+
+	switch (rx->opcode) {
+	case IWARP_OP_WRITE:
+		rv = swiwarp_mem_walk(rx->tmem, rx->to, n,
+				      swiwarp_chunk_from_skb, &src);
+		rx->to += n;
+		break;
+	case IWARP_OP_READ_RESPONSE: {
+		struct swiwarp_wqe *wqe = &rx->rresp->wqe;
+
+		rv = swiwarp_mem_walk(wqe->mem[0],
+				      wqe->sqe.sge[0].addr + wqe->processed, n,
+				      swiwarp_chunk_from_skb, &src);
+		wqe->processed += n;
+		break;
+	}
+	case IWARP_OP_SEND:
+	case IWARP_OP_SEND_SE:
+	case IWARP_OP_SEND_INVALIDATE:
+	case IWARP_OP_SEND_SE_INVALIDATE:
+		rv = swiwarp_rx_place_sgl(&rx->rwqe, rx->mo, &src, n);
+		rx->mo += n;
+		break;
+	default:
+		rv = -EINVAL;
+		break;
+	}
+	if (rv) {
+		swiwarp_rx_fatal(qp, IWARP_TERM_LAYER_RDMAP,
+				 IWARP_TERM_RDMAP_ETYPE_CATASTROPHIC,
+				 IWARP_TERM_RDMAP_CATASTROPHIC, true);
+		return rv;
+	}
+	rx->data_left -= n;
+	if (!rx->data_left)
+		rx->state = SWIWARP_RX_TRAILER;
+	return n;
+}
+
+static int swiwarp_rx_trailer_bytes(struct swiwarp_qp *qp,
+				    struct sk_buff *skb, unsigned int off,
+				    u32 avail)
+{
+	struct swiwarp_rx *rx = &qp->rx;
+	u32 need = rx->pad + IWARP_MPA_CRC_FIELD;
+	u32 n = min(need - rx->trailer_have, avail);
+
+	if (skb_copy_bits(skb, off, rx->trailer + rx->trailer_have, n))
+		return -EFAULT;
+	rx->trailer_have += n;
+	if (rx->trailer_have < need)
+		return n;
+
+	if (qp->crc) {
+		u32 crc = ~crc32c(rx->crc, rx->trailer, rx->pad);
+
+		if (crc != iwarp_crc32c_get(rx->trailer + rx->pad)) {
+			swiwarp_rx_fatal(qp, IWARP_TERM_LAYER_LLP,
+					 IWARP_TERM_ETYPE_MPA,
+					 IWARP_TERM_MPA_CRC, false);
+			return -EBADMSG;
+		}
+	}
+	swiwarp_rx_segment_done(qp);
+	if (rx->state == SWIWARP_RX_ERROR)
+		return -EINVAL;
+	rx->state = SWIWARP_RX_HDR;
+	rx->hdr_need = RX_HDR_MIN;
+	rx->hdr_have = 0;
+	return n;
+}
+
+int swiwarp_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
+		     unsigned int off, size_t len)
+{
+	struct swiwarp_qp *qp = desc->arg.data;
+	struct swiwarp_rx *rx = &qp->rx;
+	size_t done = 0;
+
+	spin_lock_bh(&qp->rx_lock);
+	while (done < len) {
+		u32 avail = min_t(size_t, len - done, U32_MAX);
+		int rv;
+
+		if (rx->state == SWIWARP_RX_ERROR ||
+		    READ_ONCE(qp->state) != SWIWARP_QP_RTS) {
+			/* Drop input that can no longer be processed. */
+			done = len;
+			break;
+		}
+		switch (rx->state) {
+		case SWIWARP_RX_HDR:
+			rv = swiwarp_rx_hdr_bytes(qp, skb, off + done, avail);
+			break;
+		case SWIWARP_RX_DATA:
+			rv = swiwarp_rx_data_bytes(qp, skb, off + done, avail);
+			break;
+		case SWIWARP_RX_TRAILER:
+			rv = swiwarp_rx_trailer_bytes(qp, skb, off + done,
+						      avail);
+			break;
+		default:
+			rv = -EINVAL;
+			break;
+		}
+		if (rv < 0) {
+			rx->state = SWIWARP_RX_ERROR;
+			done = len;
+			break;
+		}
+		done += rv;
+	}
+	spin_unlock_bh(&qp->rx_lock);
+	return done;
+}

@@ -1,0 +1,758 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * swiwarp: TX engine.
+ *
+ * One work item per QP on an unbound workqueue drains, in this order:
+ * a partly sent FPDU, a pending Terminate, the MPA v2 RTR, the active
+ * work request, inbound RDMA Read Requests (answered with Read
+ * Responses), and then new SQEs.  Every FPDU is built in a per-QP buffer
+ * and is never larger than the path MSS allows (RFC 5044 MULPDU); the CRC
+ * is computed with the kernel's crc32c().  Sends are non-blocking: on
+ * -EAGAIN the engine stops and the socket's write-space upcall restarts
+ * it.  The SQ "tx active" flag is maintained as described in
+ * include/uapi/swiwarp-abi.h.
+ */
+
+#include <linux/crc32c.h>
+#include <linux/slab.h>
+#include <linux/tcp.h>
+#include <net/tcp.h>
+
+#include "swiwarp.h"
+#include "iwarp/rdmap.h"
+
+#define SWIWARP_TX_BUF (IWARP_MPA_MAX_ULPDU + 16)
+
+int swiwarp_tx_init(struct swiwarp_qp *qp)
+{
+	qp->tx.buf = kvmalloc(SWIWARP_TX_BUF, GFP_KERNEL);
+	return qp->tx.buf ? 0 : -ENOMEM;
+}
+
+void swiwarp_tx_free(struct swiwarp_qp *qp)
+{
+	if (qp->tx.wqe.active)
+		swiwarp_wqe_put_mem(&qp->tx.wqe);
+	qp->tx.wqe.active = false;
+	kvfree(qp->tx.buf);
+	qp->tx.buf = NULL;
+}
+
+/* Run the TX engine of qp soon.  Any context. */
+void swiwarp_sq_kick(struct swiwarp_qp *qp)
+{
+	if (!kref_get_unless_zero(&qp->ref))
+		return;
+	if (!queue_work(swiwarp_tx_wq, &qp->tx_work))
+		swiwarp_qp_put(qp);
+}
+
+/*
+ * Queue a Terminate (RFC 5040 section 4.8).  layer_etype holds the layer
+ * in the high and the error type in the low nibble.  hdr, if given, is
+ * the DDP header of the offending segment (14 or 18 bytes) whose ULPDU
+ * length was seg_len.  Any context; only the first Terminate is sent.
+ */
+void swiwarp_send_terminate(struct swiwarp_qp *qp, u8 layer_etype, u8 ecode,
+			    const u8 *hdr, u32 hdr_len)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->orq_lock, flags);
+	if (!qp->tx.term_pending && !qp->term_sent) {
+		qp->tx.term_pending = true;
+		qp->tx.term_layer_etype = layer_etype;
+		qp->tx.term_ecode = ecode;
+		qp->tx.term_hdr_len = 0;
+		if (hdr && (hdr_len == IWARP_DDP_TAGGED_HDR_LEN ||
+			    hdr_len == IWARP_DDP_UNTAGGED_HDR_LEN)) {
+			memcpy(qp->tx.term_hdr, hdr, hdr_len);
+			qp->tx.term_hdr_len = hdr_len;
+		}
+	}
+	spin_unlock_irqrestore(&qp->orq_lock, flags);
+	swiwarp_sq_kick(qp);
+}
+
+int swiwarp_tx_rtr(struct swiwarp_qp *qp, int rtr)
+{
+	qp->tx.rtr_pending = rtr;
+	return 0;
+}
+
+/* ------------------------------------------------------ FPDU framing */
+
+static u32 swiwarp_tx_max_payload(struct swiwarp_qp *qp, u32 hdr_len)
+{
+	u32 mss = READ_ONCE(tcp_sk(qp->sock->sk)->mss_cache);
+	u32 mulpdu = iwarp_mpa_mulpdu(mss, false);
+
+	mulpdu = min_t(u32, mulpdu, IWARP_MPA_MAX_ULPDU);
+	if (mulpdu <= hdr_len + 8)
+		return 8;	/* pathological MSS: keep making progress */
+	return mulpdu - hdr_len;
+}
+
+/* Encode the DDP/RDMAP header at buf + 2; returns its length or < 0. */
+static int swiwarp_tx_hdr(struct swiwarp_qp *qp,
+			  const struct iwarp_rdmap_msg *msg)
+{
+	int rv = iwarp_rdmap_encode(msg, qp->tx.buf + IWARP_MPA_ULPDU_LEN_FIELD,
+				    SWIWARP_TX_BUF - 8);
+
+	return rv < 0 ? -EINVAL : rv;
+}
+
+/* Add length, pad and CRC around header + payload already in buf. */
+static void swiwarp_tx_frame(struct swiwarp_qp *qp, u32 ulpdu_len)
+{
+	u8 *buf = qp->tx.buf;
+	u32 pad = iwarp_mpa_pad_len(ulpdu_len);
+	u32 n = IWARP_MPA_ULPDU_LEN_FIELD + ulpdu_len;
+	u32 crc = 0;
+
+	iwarp_put_be16(buf, (u16)ulpdu_len);
+	memset(buf + n, 0, pad);
+	n += pad;
+	if (qp->crc)
+		crc = ~crc32c(~0U, buf, n);
+	iwarp_crc32c_put(buf + n, crc);
+	qp->tx.buf_len = n + IWARP_MPA_CRC_FIELD;
+	qp->tx.buf_sent = 0;
+}
+
+/* Push the current FPDU.  0 when fully sent, -EAGAIN, or an error. */
+static int swiwarp_tx_push(struct swiwarp_qp *qp)
+{
+	while (qp->tx.buf_sent < qp->tx.buf_len) {
+		struct msghdr msg = {
+			.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL,
+		};
+		struct kvec iov = {
+			.iov_base = qp->tx.buf + qp->tx.buf_sent,
+			.iov_len = qp->tx.buf_len - qp->tx.buf_sent,
+		};
+		int rv = kernel_sendmsg(qp->sock, &msg, &iov, 1, iov.iov_len);
+
+		if (rv < 0)
+			return rv;
+		if (rv == 0)
+			return -EAGAIN;
+		qp->tx.buf_sent += rv;
+	}
+	return 0;
+}
+
+/* Copy n bytes at message offset off of the WQE's SGL into dst. */
+static int swiwarp_tx_copy_sgl(struct swiwarp_wqe *wqe, u32 off, u8 *dst,
+			       u32 n)
+{
+	int i, rv;
+
+	for (i = 0; i < wqe->sqe.num_sge && n; i++) {
+		struct swiwarp_sge *sge = &wqe->sqe.sge[i];
+		u32 take;
+
+		if (off >= sge->length) {
+			off -= sge->length;
+			continue;
+		}
+		take = min(sge->length - off, n);
+		rv = swiwarp_mem_copy(wqe->mem[i], sge->addr + off, dst, take,
+				      false);
+		if (rv)
+			return rv;
+		dst += take;
+		n -= take;
+		off = 0;
+	}
+	return n ? -EFAULT : 0;
+}
+
+/* ------------------------------------------------------- validation */
+
+static int swiwarp_wqe_check_sgl(struct swiwarp_qp *qp,
+				 struct swiwarp_wqe *wqe, int access)
+{
+	u32 total = 0;
+	int i, rv;
+
+	for (i = 0; i < wqe->sqe.num_sge; i++) {
+		struct swiwarp_sge *sge = &wqe->sqe.sge[i];
+		struct swiwarp_mem *mem;
+
+		if (!sge->length)
+			continue;
+		mem = swiwarp_mem_get(qp->sdev, sge->lkey);
+		if (!mem)
+			return SWIWARP_WC_LOC_PROT_ERR;
+		wqe->mem[i] = mem;
+		rv = swiwarp_mem_check(mem, qp->base.pd, access, sge->addr,
+				       sge->length);
+		if (rv)
+			return SWIWARP_WC_LOC_PROT_ERR;
+		if (check_add_overflow(total, sge->length, &total) ||
+		    total > SWIWARP_MAX_MSG)
+			return SWIWARP_WC_LOC_LEN_ERR;
+	}
+	wqe->bytes = total;
+	return SWIWARP_WC_SUCCESS;
+}
+
+/* Check a freshly fetched SQE; returns a wc status. */
+static int swiwarp_wqe_validate(struct swiwarp_qp *qp,
+				struct swiwarp_wqe *wqe)
+{
+	struct swiwarp_sqe *sqe = &wqe->sqe;
+
+	if (sqe->opcode >= SWIWARP_OP_MAX || sqe->opcode == SWIWARP_OP_RECV)
+		return SWIWARP_WC_LOC_QP_OP_ERR;
+	if (qp->user && sqe->opcode > SWIWARP_OP_SEND_INV)
+		return SWIWARP_WC_LOC_QP_OP_ERR;
+	if (sqe->num_sge > SWIWARP_MAX_SGE)
+		return SWIWARP_WC_LOC_QP_OP_ERR;
+
+	switch (sqe->opcode) {
+	case SWIWARP_OP_READ:
+	case SWIWARP_OP_READ_LOCAL_INV:
+		if (sqe->num_sge > SWIWARP_MAX_SGE_RD ||
+		    (sqe->flags & SWIWARP_WQE_INLINE))
+			return SWIWARP_WC_LOC_QP_OP_ERR;
+		if (!qp->ord)
+			return SWIWARP_WC_LOC_QP_OP_ERR;
+		return swiwarp_wqe_check_sgl(qp, wqe, IB_ACCESS_LOCAL_WRITE);
+	case SWIWARP_OP_WRITE:
+	case SWIWARP_OP_SEND:
+	case SWIWARP_OP_SEND_INV:
+		if (sqe->flags & SWIWARP_WQE_INLINE) {
+			if (sqe->inline_len > qp->max_inline)
+				return SWIWARP_WC_LOC_LEN_ERR;
+			sqe->num_sge = 0;
+			wqe->bytes = sqe->inline_len;
+			return SWIWARP_WC_SUCCESS;
+		}
+		return swiwarp_wqe_check_sgl(qp, wqe, 0);
+	default:
+		return SWIWARP_WC_SUCCESS;
+	}
+}
+
+/* Kernel-only local operations: fast register and local invalidate. */
+static int swiwarp_tx_local_op(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe)
+{
+	struct swiwarp_sqe *sqe = &wqe->sqe;
+
+	if (sqe->opcode == SWIWARP_OP_LOCAL_INV) {
+		if (swiwarp_mem_invalidate(qp->sdev, qp->base.pd, sqe->inv_stag,
+					   false))
+			return SWIWARP_WC_LOC_PROT_ERR;
+		return SWIWARP_WC_SUCCESS;
+	}
+	if (sqe->opcode == SWIWARP_OP_REG_MR) {
+		struct ib_mr *ibmr = (struct ib_mr *)(uintptr_t)sqe->raddr;
+		struct swiwarp_mem *mem = to_smr(ibmr)->mem;
+		u32 stag = (mem->stag & ~0xffU) | (sqe->rkey & 0xff);
+
+		if (mem->pd != qp->base.pd || !mem->is_frmr ||
+		    READ_ONCE(mem->valid))
+			return SWIWARP_WC_LOC_PROT_ERR;
+		mem->access = sqe->inv_stag | IB_ACCESS_LOCAL_WRITE;
+		mem->va = ibmr->iova;
+		mem->len = ibmr->length;
+		WRITE_ONCE(mem->stag, stag);
+		ibmr->lkey = stag;
+		ibmr->rkey = stag;
+		/* Region fields are visible before the STag turns valid. */
+		smp_wmb();
+		WRITE_ONCE(mem->valid, true);
+		return SWIWARP_WC_SUCCESS;
+	}
+	return SWIWARP_WC_LOC_QP_OP_ERR;
+}
+
+/* ------------------------------------------------------- SQ access */
+
+static void swiwarp_sq_set_active(struct swiwarp_qp *qp, bool on)
+{
+	WRITE_ONCE(qp->sq_ctrl->flags, on ? SWIWARP_SQ_CTRL_TX_ACTIVE : 0);
+}
+
+/*
+ * Copy the next SQE into wqe and hand its slot back.  Implements the
+ * kernel half of the idle protocol: clear TX_ACTIVE, full barrier,
+ * re-check.  Returns false when the SQ is empty (TX_ACTIVE left clear).
+ */
+static bool swiwarp_sq_fetch(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe)
+{
+	struct swiwarp_sqe *sqe = &qp->sendq[qp->sq_get & (qp->num_sqe - 1)];
+
+	if (!(swiwarp_flags_acquire(&sqe->flags) & SWIWARP_WQE_VALID)) {
+		swiwarp_sq_set_active(qp, false);
+		/* K2 of the doorbell protocol: store, full barrier, load. */
+		smp_mb();
+		if (!(swiwarp_flags_acquire(&sqe->flags) & SWIWARP_WQE_VALID))
+			return false;
+		swiwarp_sq_set_active(qp, true);
+	}
+	memset(wqe, 0, sizeof(*wqe));
+	memcpy(&wqe->sqe, sqe, sizeof(*sqe));
+	wqe->sqe.flags &= ~SWIWARP_WQE_VALID;
+	if (qp->sig_all)
+		wqe->sqe.flags |= SWIWARP_WQE_SIGNALED;
+	swiwarp_flags_release(&sqe->flags, 0);
+	qp->sq_get++;
+	wqe->active = true;
+	return true;
+}
+
+/* ------------------------------------------------------- FPDU builders */
+
+static int swiwarp_tx_build_term(struct swiwarp_qp *qp)
+{
+	struct iwarp_rdmap_msg msg;
+	unsigned long flags;
+	int hlen;
+
+	iwarp_rdmap_init(&msg, IWARP_OP_TERMINATE);
+	msg.ddp.msn = ++qp->tx.msn[IWARP_DDP_QN_TERMINATE];
+	spin_lock_irqsave(&qp->orq_lock, flags);
+	msg.term.layer = qp->tx.term_layer_etype >> 4;
+	msg.term.etype = qp->tx.term_layer_etype & 0xf;
+	msg.term.ecode = qp->tx.term_ecode;
+	if (qp->tx.term_hdr_len) {
+		msg.term.flag_m = true;
+		msg.term.flag_d = true;
+		msg.term.ddp_seg_len = qp->tx.term_hdr_len;
+		msg.term.ddp_hdr = qp->tx.term_hdr;
+		msg.term.ddp_hdr_len = qp->tx.term_hdr_len;
+	}
+	qp->tx.term_pending = false;
+	qp->term_sent = true;
+	hlen = swiwarp_tx_hdr(qp, &msg);
+	spin_unlock_irqrestore(&qp->orq_lock, flags);
+	if (hlen < 0)
+		return hlen;
+	swiwarp_tx_frame(qp, hlen);
+	return 0;
+}
+
+static int swiwarp_tx_build_rtr(struct swiwarp_qp *qp, int rtr)
+{
+	struct iwarp_rdmap_msg msg;
+	int hlen;
+
+	switch (rtr) {
+	case SWIWARP_RTR_WRITE:
+		iwarp_rdmap_init(&msg, IWARP_OP_WRITE);
+		msg.ddp.stag = 1;
+		break;
+	case SWIWARP_RTR_READ: {
+		struct swiwarp_orq_entry *o;
+		unsigned long flags;
+
+		iwarp_rdmap_init(&msg, IWARP_OP_READ_REQUEST);
+		msg.ddp.msn = ++qp->tx.msn[IWARP_DDP_QN_READ_REQUEST];
+		msg.rreq.sink_stag = 1;
+		msg.rreq.src_stag = 1;
+		spin_lock_irqsave(&qp->orq_lock, flags);
+		o = &qp->orq[qp->orq_put & (qp->orq_size - 1)];
+		memset(o, 0, sizeof(*o));
+		o->wqe.sqe.opcode = SWIWARP_OP_READ;
+		o->wqe.active = true;
+		o->valid = true;
+		qp->orq_put++;
+		spin_unlock_irqrestore(&qp->orq_lock, flags);
+		break;
+	}
+	default:
+		iwarp_rdmap_init(&msg, IWARP_OP_SEND);
+		msg.ddp.msn = ++qp->tx.msn[IWARP_DDP_QN_SEND];
+		break;
+	}
+	hlen = swiwarp_tx_hdr(qp, &msg);
+	if (hlen < 0)
+		return hlen;
+	swiwarp_tx_frame(qp, hlen);
+	return 0;
+}
+
+/*
+ * Build the next FPDU of the active WQE (Write, Send, Read Request or,
+ * with irq_active, a Read Response).  Sets *done when this FPDU carries
+ * the end of the message.
+ */
+static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
+{
+	struct swiwarp_wqe *wqe = &qp->tx.wqe;
+	struct swiwarp_sqe *sqe = &wqe->sqe;
+	struct iwarp_rdmap_msg msg;
+	u32 left, n, maxpay;
+	int hlen, rv;
+
+	*done = false;
+	if (qp->tx.irq_active) {
+		iwarp_rdmap_init(&msg, IWARP_OP_READ_RESPONSE);
+		msg.ddp.stag = qp->tx.rresp.sink_stag;
+		msg.ddp.to = qp->tx.rresp.sink_to + wqe->processed;
+	} else {
+		switch (sqe->opcode) {
+		case SWIWARP_OP_WRITE:
+			iwarp_rdmap_init(&msg, IWARP_OP_WRITE);
+			msg.ddp.stag = sqe->rkey;
+			msg.ddp.to = sqe->raddr + wqe->processed;
+			break;
+		case SWIWARP_OP_SEND:
+		case SWIWARP_OP_SEND_INV: {
+			bool se = sqe->flags & SWIWARP_WQE_SOLICITED;
+			unsigned int op;
+
+			if (sqe->opcode == SWIWARP_OP_SEND)
+				op = se ? IWARP_OP_SEND_SE : IWARP_OP_SEND;
+			else
+				op = se ? IWARP_OP_SEND_SE_INVALIDATE :
+					IWARP_OP_SEND_INVALIDATE;
+			iwarp_rdmap_init(&msg, op);
+			if (!wqe->processed)
+				++qp->tx.msn[IWARP_DDP_QN_SEND];
+			msg.ddp.msn = qp->tx.msn[IWARP_DDP_QN_SEND];
+			msg.ddp.mo = wqe->processed;
+			if (sqe->opcode == SWIWARP_OP_SEND_INV)
+				msg.inval_stag = sqe->inv_stag;
+			break;
+		}
+		case SWIWARP_OP_READ:
+		case SWIWARP_OP_READ_LOCAL_INV:
+			iwarp_rdmap_init(&msg, IWARP_OP_READ_REQUEST);
+			msg.ddp.msn = ++qp->tx.msn[IWARP_DDP_QN_READ_REQUEST];
+			if (sqe->num_sge) {
+				msg.rreq.sink_stag = sqe->sge[0].lkey;
+				msg.rreq.sink_to = sqe->sge[0].addr;
+			}
+			msg.rreq.size = wqe->bytes;
+			msg.rreq.src_stag = sqe->rkey;
+			msg.rreq.src_to = sqe->raddr;
+			hlen = swiwarp_tx_hdr(qp, &msg);
+			if (hlen < 0)
+				return hlen;
+			swiwarp_tx_frame(qp, hlen);
+			*done = true;
+			return 0;
+		default:
+			return -EINVAL;
+		}
+	}
+
+	hlen = iwarp_rdmap_encoded_len(&msg);
+	maxpay = swiwarp_tx_max_payload(qp, hlen);
+	left = wqe->bytes - wqe->processed;
+	n = min(left, maxpay);
+	msg.ddp.last = n == left;
+	hlen = swiwarp_tx_hdr(qp, &msg);
+	if (hlen < 0)
+		return hlen;
+
+	if (n) {
+		u8 *dst = qp->tx.buf + IWARP_MPA_ULPDU_LEN_FIELD + hlen;
+
+		if (qp->tx.irq_active)
+			rv = swiwarp_mem_copy(wqe->mem[0],
+					      qp->tx.rresp.src_to +
+					      wqe->processed, dst, n, false);
+		else if (sqe->flags & SWIWARP_WQE_INLINE)
+			rv = (memcpy(dst, sqe->inline_data + wqe->processed, n),
+			      0);
+		else
+			rv = swiwarp_tx_copy_sgl(wqe, wqe->processed, dst, n);
+		if (rv)
+			return rv;
+	}
+	swiwarp_tx_frame(qp, hlen + n);
+	wqe->processed += n;
+	*done = msg.ddp.last;
+	return 0;
+}
+
+/* Start answering the next queued RDMA Read Request, if any. */
+static bool swiwarp_tx_start_rresp(struct swiwarp_qp *qp)
+{
+	struct swiwarp_wqe *wqe = &qp->tx.wqe;
+	struct swiwarp_irq_entry *e;
+	unsigned long flags;
+	bool found = false;
+
+	spin_lock_irqsave(&qp->orq_lock, flags);
+	if (qp->irq && qp->irq_get != qp->irq_put) {
+		e = &qp->irq[qp->irq_get & (qp->irq_size - 1)];
+		qp->tx.rresp = *e;
+		e->valid = false;
+		qp->irq_get++;
+		found = true;
+	}
+	spin_unlock_irqrestore(&qp->orq_lock, flags);
+	if (!found)
+		return false;
+
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->bytes = qp->tx.rresp.len;
+	wqe->active = true;
+	qp->tx.irq_active = true;
+	if (wqe->bytes) {
+		struct swiwarp_mem *mem =
+			swiwarp_mem_get(qp->sdev, qp->tx.rresp.src_stag);
+
+		/* Checked on receipt; re-check: it may be gone since. */
+		if (!mem || swiwarp_mem_check(mem, qp->base.pd,
+					      IB_ACCESS_REMOTE_READ,
+					      qp->tx.rresp.src_to,
+					      wqe->bytes)) {
+			if (mem)
+				swiwarp_mem_put(mem);
+			wqe->active = false;
+			qp->tx.irq_active = false;
+			swiwarp_send_terminate(qp, (IWARP_TERM_LAYER_RDMAP << 4) |
+					       IWARP_TERM_RDMAP_ETYPE_PROTECTION,
+					       IWARP_TERM_RDMAP_INVALID_STAG,
+					       NULL, 0);
+			return false;
+		}
+		wqe->mem[0] = mem;
+	}
+	return true;
+}
+
+/* Hand the outbound Read to the ORQ: completes with its response. */
+static bool swiwarp_tx_orq_push(struct swiwarp_qp *qp)
+{
+	struct swiwarp_orq_entry *o;
+	unsigned long flags;
+	bool ok = false;
+
+	spin_lock_irqsave(&qp->orq_lock, flags);
+	if (qp->orq_put - qp->orq_get < min(qp->ord, qp->orq_size)) {
+		o = &qp->orq[qp->orq_put & (qp->orq_size - 1)];
+		o->wqe = qp->tx.wqe;
+		o->valid = true;
+		qp->orq_put++;
+		ok = true;
+	}
+	spin_unlock_irqrestore(&qp->orq_lock, flags);
+	return ok;
+}
+
+static bool swiwarp_orq_empty(struct swiwarp_qp *qp)
+{
+	unsigned long flags;
+	bool empty;
+
+	spin_lock_irqsave(&qp->orq_lock, flags);
+	empty = qp->orq_put == qp->orq_get;
+	spin_unlock_irqrestore(&qp->orq_lock, flags);
+	return empty;
+}
+
+/* ------------------------------------------------------------ flush */
+
+static void swiwarp_tx_flush(struct swiwarp_qp *qp)
+{
+	struct swiwarp_wqe wqe;
+	unsigned long flags;
+
+	if (qp->tx.wqe.active) {
+		if (qp->tx.irq_active)
+			swiwarp_wqe_put_mem(&qp->tx.wqe);
+		else
+			swiwarp_qp_complete_sq(qp, &qp->tx.wqe,
+					       SWIWARP_WC_WR_FLUSH_ERR);
+		qp->tx.wqe.active = false;
+		qp->tx.irq_active = false;
+	}
+	for (;;) {
+		struct swiwarp_orq_entry *o = NULL;
+
+		spin_lock_irqsave(&qp->orq_lock, flags);
+		if (qp->orq && qp->orq_get != qp->orq_put) {
+			o = &qp->orq[qp->orq_get & (qp->orq_size - 1)];
+			wqe = o->wqe;
+			o->valid = false;
+			memset(&o->wqe, 0, sizeof(o->wqe));
+			qp->orq_get++;
+		}
+		if (qp->irq)
+			qp->irq_get = qp->irq_put;
+		spin_unlock_irqrestore(&qp->orq_lock, flags);
+		if (!o)
+			break;
+		swiwarp_qp_complete_sq(qp, &wqe, SWIWARP_WC_WR_FLUSH_ERR);
+	}
+	while (swiwarp_sq_fetch(qp, &wqe))
+		swiwarp_qp_complete_sq(qp, &wqe, SWIWARP_WC_WR_FLUSH_ERR);
+	qp->tx.buf_len = 0;
+	qp->tx.buf_sent = 0;
+	qp->tx.rtr_pending = 0;
+}
+
+/* A local fatal error on the SQ: fail the WQE, then the QP. */
+static void swiwarp_tx_fail(struct swiwarp_qp *qp, int status)
+{
+	if (qp->tx.wqe.active && !qp->tx.irq_active)
+		swiwarp_qp_complete_sq(qp, &qp->tx.wqe, status);
+	swiwarp_wqe_put_mem(&qp->tx.wqe);
+	qp->tx.wqe.active = false;
+	qp->tx.irq_active = false;
+	swiwarp_qp_modify_state(qp, SWIWARP_QP_ERROR);
+}
+
+/* The FPDU just sent was the last of the active WQE. */
+static void swiwarp_tx_wqe_done(struct swiwarp_qp *qp)
+{
+	struct swiwarp_wqe *wqe = &qp->tx.wqe;
+
+	if (qp->tx.irq_active) {
+		swiwarp_wqe_put_mem(wqe);
+		wqe->active = false;
+		qp->tx.irq_active = false;
+		return;
+	}
+	switch (wqe->sqe.opcode) {
+	case SWIWARP_OP_READ:
+	case SWIWARP_OP_READ_LOCAL_INV:
+		/* Already moved to the ORQ before sending the request. */
+		wqe->active = false;
+		break;
+	default:
+		swiwarp_qp_complete_sq(qp, wqe, SWIWARP_WC_SUCCESS);
+		break;
+	}
+}
+
+/* ------------------------------------------------------------ engine */
+
+static void swiwarp_tx_run(struct swiwarp_qp *qp)
+{
+	bool done;
+	int burst, rv, state;
+
+	for (burst = 0; burst < SWIWARP_TX_BURST; burst++) {
+		state = READ_ONCE(qp->state);
+		if (state == SWIWARP_QP_ERROR) {
+			swiwarp_tx_flush(qp);
+			return;
+		}
+		if (!qp->sock)
+			goto idle;
+
+		if (qp->tx.buf_sent < qp->tx.buf_len) {
+			rv = swiwarp_tx_push(qp);
+			if (rv == -EAGAIN)
+				return;	/* write_space restarts us */
+			if (rv) {
+				swiwarp_tx_fail(qp, SWIWARP_WC_GENERAL_ERR);
+				return;
+			}
+			if (qp->tx.last_of_wqe) {
+				qp->tx.last_of_wqe = false;
+				swiwarp_tx_wqe_done(qp);
+			}
+			if (qp->tx.term_done) {
+				qp->tx.term_done = false;
+				down_write(&qp->state_lock);
+				if (qp->state == SWIWARP_QP_RTS)
+					qp->state = SWIWARP_QP_TERMINATE;
+				up_write(&qp->state_lock);
+				swiwarp_qp_modify_state(qp, SWIWARP_QP_ERROR);
+				return;
+			}
+			continue;
+		}
+
+		if (qp->tx.term_pending) {
+			if (swiwarp_tx_build_term(qp))
+				goto fatal;
+			qp->tx.term_done = true;
+			continue;
+		}
+		if (state != SWIWARP_QP_RTS || qp->term_sent)
+			goto idle;
+
+		if (qp->tx.rtr_pending) {
+			rv = swiwarp_tx_build_rtr(qp, qp->tx.rtr_pending);
+			qp->tx.rtr_pending = 0;
+			if (rv)
+				goto fatal;
+			continue;
+		}
+
+		if (!qp->tx.wqe.active) {
+			if (swiwarp_tx_start_rresp(qp))
+				continue;
+			if (qp->term_sent || qp->tx.term_pending)
+				continue;
+			swiwarp_sq_set_active(qp, true);
+			if (!swiwarp_sq_fetch(qp, &qp->tx.wqe))
+				return;
+			rv = swiwarp_wqe_validate(qp, &qp->tx.wqe);
+			if (rv != SWIWARP_WC_SUCCESS) {
+				swiwarp_tx_fail(qp, rv);
+				return;
+			}
+			if (qp->tx.wqe.sqe.opcode == SWIWARP_OP_REG_MR ||
+			    qp->tx.wqe.sqe.opcode == SWIWARP_OP_LOCAL_INV) {
+				rv = swiwarp_tx_local_op(qp, &qp->tx.wqe);
+				if (rv != SWIWARP_WC_SUCCESS) {
+					swiwarp_tx_fail(qp, rv);
+					return;
+				}
+				swiwarp_qp_complete_sq(qp, &qp->tx.wqe, rv);
+				continue;
+			}
+		}
+
+		if (!qp->tx.irq_active) {
+			struct swiwarp_sqe *sqe = &qp->tx.wqe.sqe;
+			bool is_read = sqe->opcode == SWIWARP_OP_READ ||
+				sqe->opcode == SWIWARP_OP_READ_LOCAL_INV;
+
+			/* Fence: wait for outstanding Reads to complete. */
+			if ((sqe->flags & SWIWARP_WQE_FENCE) &&
+			    !qp->tx.wqe.processed && !swiwarp_orq_empty(qp))
+				return;	/* Read Response completion kicks us */
+			if (is_read && !swiwarp_tx_orq_push(qp))
+				return;	/* ORQ full; ditto */
+		}
+
+		rv = swiwarp_tx_build_wqe(qp, &done);
+		if (rv) {
+			u8 le = (IWARP_TERM_LAYER_RDMAP << 4) |
+				IWARP_TERM_RDMAP_ETYPE_CATASTROPHIC;
+
+			if (qp->tx.irq_active)
+				swiwarp_send_terminate(qp, le,
+						       IWARP_TERM_RDMAP_CATASTROPHIC,
+						       NULL, 0);
+			swiwarp_tx_fail(qp, SWIWARP_WC_LOC_PROT_ERR);
+			return;
+		}
+		qp->tx.last_of_wqe = done;
+	}
+	/* Burst used up: yield the worker and continue later. */
+	swiwarp_sq_kick(qp);
+	return;
+
+fatal:
+	swiwarp_tx_fail(qp, SWIWARP_WC_GENERAL_ERR);
+	return;
+idle:
+	/* Not connected or not in RTS: nothing can move until a kick. */
+	swiwarp_sq_set_active(qp, false);
+}
+
+void swiwarp_tx_work(struct work_struct *w)
+{
+	struct swiwarp_qp *qp = container_of(w, struct swiwarp_qp, tx_work);
+
+	mutex_lock(&qp->tx_lock);
+	if (qp->tx.buf)
+		swiwarp_tx_run(qp);
+	mutex_unlock(&qp->tx_lock);
+	swiwarp_qp_put(qp);
+}

@@ -1,0 +1,1009 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * swiwarp: verbs -- device queries, user contexts and mmap, PDs, memory
+ * registration, QPs and SRQs, kernel post_send/post_recv and the user SQ
+ * doorbell.
+ */
+
+#include <linux/etherdevice.h>
+#include <linux/vmalloc.h>
+#include <net/addrconf.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "swiwarp.h"
+#include "swiwarp_verbs.h"
+
+static atomic_t swiwarp_obj_ids = ATOMIC_INIT(0);
+
+/* ------------------------------------------------------------ device */
+
+int swiwarp_query_device(struct ib_device *ibdev, struct ib_device_attr *a,
+			 struct ib_udata *udata)
+{
+	struct swiwarp_dev *sdev = to_sdev(ibdev);
+
+	if (udata && (udata->inlen || udata->outlen) &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+
+	memset(a, 0, sizeof(*a));
+	a->fw_ver = 1;
+	a->sys_image_guid = ibdev->node_guid;
+	a->max_mr_size = ~0ULL;
+	a->page_size_cap = PAGE_SIZE;
+	a->vendor_id = SWIWARP_VENDOR_ID;
+	a->vendor_part_id = SWIWARP_VENDOR_PART;
+	a->hw_ver = 0;
+	a->max_qp = SWIWARP_MAX_QP;
+	a->max_qp_wr = SWIWARP_MAX_QP_WR;
+	a->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS;
+	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	a->max_send_sge = SWIWARP_MAX_SGE;
+	a->max_recv_sge = SWIWARP_MAX_SGE;
+	a->max_sge_rd = SWIWARP_MAX_SGE_RD;
+	a->max_cq = SWIWARP_MAX_CQ;
+	a->max_cqe = SWIWARP_MAX_CQE;
+	a->max_mr = SWIWARP_MAX_MR;
+	a->max_pd = SWIWARP_MAX_PD;
+	a->max_qp_rd_atom = SWIWARP_MAX_ORD;
+	a->max_qp_init_rd_atom = SWIWARP_MAX_ORD;
+	a->max_res_rd_atom = SWIWARP_MAX_IRD * SWIWARP_MAX_QP;
+	a->atomic_cap = IB_ATOMIC_NONE;
+	a->max_srq = SWIWARP_MAX_SRQ;
+	a->max_srq_wr = SWIWARP_MAX_SRQ_WR;
+	a->max_srq_sge = SWIWARP_MAX_SGE;
+	a->max_fast_reg_page_list_len = SWIWARP_MAX_FR_PAGES;
+	a->max_pkeys = 1;
+	(void)sdev;
+	return 0;
+}
+
+int swiwarp_query_port(struct ib_device *ibdev, u32 port,
+		       struct ib_port_attr *a)
+{
+	struct swiwarp_dev *sdev = to_sdev(ibdev);
+	int mtu = READ_ONCE(sdev->netdev->mtu);
+	int rv;
+
+	memset(a, 0, sizeof(*a));
+	rv = ib_get_eth_speed(ibdev, port, &a->active_speed, &a->active_width);
+	a->state = sdev->port_state;
+	a->phys_state = sdev->port_state == IB_PORT_ACTIVE ?
+		IB_PORT_PHYS_STATE_LINK_UP : IB_PORT_PHYS_STATE_DISABLED;
+	a->max_mtu = ib_mtu_int_to_enum(mtu);
+	a->active_mtu = ib_mtu_int_to_enum(mtu);
+	a->gid_tbl_len = 1;
+	a->pkey_tbl_len = 1;
+	a->max_msg_sz = SWIWARP_MAX_MSG;
+	a->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP;
+	return rv;
+}
+
+int swiwarp_get_port_immutable(struct ib_device *ibdev, u32 port,
+			       struct ib_port_immutable *im)
+{
+	im->gid_tbl_len = 1;
+	im->pkey_tbl_len = 1;
+	im->core_cap_flags = RDMA_CORE_PORT_IWARP;
+	return 0;
+}
+
+int swiwarp_query_gid(struct ib_device *ibdev, u32 port, int idx,
+		      union ib_gid *gid)
+{
+	struct swiwarp_dev *sdev = to_sdev(ibdev);
+
+	if (idx != 0)
+		return -EINVAL;
+	memset(gid, 0, sizeof(*gid));
+	memcpy(gid->raw, sdev->mac, ETH_ALEN);
+	return 0;
+}
+
+/* ------------------------------------------------------- ucontext/mmap */
+
+int swiwarp_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata)
+{
+	struct swiwarp_dev *sdev = to_sdev(uctx->device);
+	struct swiwarp_uresp_alloc_ctx uresp = {};
+	int rv;
+
+	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	if (atomic_inc_return(&sdev->num_ctx) > SWIWARP_MAX_QP) {
+		atomic_dec(&sdev->num_ctx);
+		return -ENOMEM;
+	}
+	uresp.dev_id = sdev->base.index;
+	uresp.abi_version = SWIWARP_ABI_VERSION;
+	uresp.max_sge = SWIWARP_MAX_SGE;
+	uresp.max_inline = SWIWARP_MAX_INLINE;
+	uresp.sqe_size = sizeof(struct swiwarp_sqe);
+	uresp.rqe_size = sizeof(struct swiwarp_rqe);
+	uresp.cqe_size = sizeof(struct swiwarp_cqe);
+	rv = ib_copy_to_udata(udata, &uresp, min(sizeof(uresp), udata->outlen));
+	if (rv)
+		atomic_dec(&sdev->num_ctx);
+	return rv;
+}
+
+void swiwarp_dealloc_ucontext(struct ib_ucontext *uctx)
+{
+	atomic_dec(&to_sdev(uctx->device)->num_ctx);
+}
+
+void *swiwarp_ring_alloc(size_t size)
+{
+	return vmalloc_user(PAGE_ALIGN(size));
+}
+
+int swiwarp_ring_mmap_entry(struct ib_ucontext *uctx, void *addr, size_t len,
+			    struct rdma_user_mmap_entry **entry, u64 *key)
+{
+	struct swiwarp_mmap_entry *e = kzalloc(sizeof(*e), GFP_KERNEL);
+	int rv;
+
+	if (!e)
+		return -ENOMEM;
+	e->addr = addr;
+	rv = rdma_user_mmap_entry_insert(uctx, &e->rdma, PAGE_ALIGN(len));
+	if (rv) {
+		kfree(e);
+		return rv;
+	}
+	*entry = &e->rdma;
+	*key = rdma_user_mmap_get_offset(&e->rdma);
+	return 0;
+}
+
+int swiwarp_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *re;
+	struct swiwarp_mmap_entry *e;
+	int rv;
+
+	if (vma->vm_start & (PAGE_SIZE - 1))
+		return -EINVAL;
+	re = rdma_user_mmap_entry_get(uctx, vma);
+	if (!re)
+		return -EINVAL;
+	e = to_smmap(re);
+	rv = remap_vmalloc_range(vma, e->addr, 0);
+	rdma_user_mmap_entry_put(re);
+	return rv;
+}
+
+void swiwarp_mmap_free(struct rdma_user_mmap_entry *entry)
+{
+	kfree(to_smmap(entry));
+}
+
+/* ----------------------------------------------------------------- PD */
+
+int swiwarp_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct swiwarp_dev *sdev = to_sdev(ibpd->device);
+
+	if (atomic_inc_return(&sdev->num_pd) > SWIWARP_MAX_PD) {
+		atomic_dec(&sdev->num_pd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int swiwarp_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	atomic_dec(&to_sdev(ibpd->device)->num_pd);
+	return 0;
+}
+
+/* ----------------------------------------------------------------- MR */
+
+static struct swiwarp_mr *swiwarp_mr_new(struct ib_pd *pd, int access,
+					 struct swiwarp_mem **memp)
+{
+	struct swiwarp_dev *sdev = to_sdev(pd->device);
+	struct swiwarp_mem *mem;
+	struct swiwarp_mr *mr;
+
+	if (atomic_inc_return(&sdev->num_mr) > SWIWARP_MAX_MR) {
+		atomic_dec(&sdev->num_mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mem = kzalloc(sizeof(*mem), GFP_KERNEL);
+	if (!mr || !mem) {
+		kfree(mr);
+		kfree(mem);
+		atomic_dec(&sdev->num_mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	kref_init(&mem->ref);
+	mem->sdev = sdev;
+	mem->pd = pd;
+	mem->access = access | IB_ACCESS_LOCAL_WRITE;
+	mr->mem = mem;
+	*memp = mem;
+	return mr;
+}
+
+/* Undo swiwarp_mr_new() for a mem never added to the STag table. */
+static void swiwarp_mr_abort(struct swiwarp_dev *sdev, struct swiwarp_mr *mr)
+{
+	swiwarp_mem_put(mr->mem);
+	kfree(mr);
+	atomic_dec(&sdev->num_mr);
+}
+
+static struct ib_mr *swiwarp_mr_commit(struct swiwarp_dev *sdev,
+				       struct swiwarp_mr *mr, u8 key)
+{
+	int rv = swiwarp_mem_add(sdev, mr->mem, key);
+
+	if (rv) {
+		swiwarp_mr_abort(sdev, mr);
+		return ERR_PTR(rv);
+	}
+	mr->base.lkey = mr->mem->stag;
+	mr->base.rkey = mr->mem->stag;
+	return &mr->base;
+}
+
+struct ib_mr *swiwarp_get_dma_mr(struct ib_pd *pd, int access)
+{
+	struct swiwarp_dev *sdev = to_sdev(pd->device);
+	struct swiwarp_mem *mem;
+	struct swiwarp_mr *mr;
+	struct ib_mr *ret;
+
+	mr = swiwarp_mr_new(pd, access, &mem);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mem->type = SWIWARP_MEM_KVA;
+	mem->va = 0;
+	mem->len = ~0ULL;
+	ret = swiwarp_mr_commit(sdev, mr, 0);
+	if (!IS_ERR(ret))
+		WRITE_ONCE(mem->valid, true);
+	return ret;
+}
+
+struct ib_mr *swiwarp_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
+				  u64 iova, int access,
+				  struct ib_udata *udata)
+{
+	struct swiwarp_dev *sdev = to_sdev(pd->device);
+	struct swiwarp_ureq_reg_mr ureq = {};
+	struct swiwarp_uresp_reg_mr uresp = {};
+	struct swiwarp_mem *mem;
+	struct swiwarp_mr *mr;
+	struct ib_umem *umem;
+	struct ib_mr *ret;
+	int rv;
+
+	if (!len || len > SWIWARP_MAX_MSG * 2ULL)
+		return ERR_PTR(-EINVAL);
+	if (access & (IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_MW_BIND |
+		      IB_ACCESS_ON_DEMAND))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (udata && udata->inlen) {
+		rv = ib_copy_from_udata(&ureq, udata,
+					min(sizeof(ureq), udata->inlen));
+		if (rv)
+			return ERR_PTR(rv);
+	}
+
+	umem = ib_umem_get(pd->device, start, len, access);
+	if (IS_ERR(umem))
+		return ERR_CAST(umem);
+
+	mr = swiwarp_mr_new(pd, access, &mem);
+	if (IS_ERR(mr)) {
+		ib_umem_release(umem);
+		return ERR_CAST(mr);
+	}
+	rv = swiwarp_mem_umem_init(mem, umem);
+	if (rv) {
+		if (!mem->umem)
+			ib_umem_release(umem);
+		swiwarp_mr_abort(sdev, mr);
+		return ERR_PTR(rv);
+	}
+	mem->va = iova;
+	mem->len = len;
+	ret = swiwarp_mr_commit(sdev, mr, ureq.stag_key);
+	if (IS_ERR(ret))
+		return ret;
+
+	if (udata) {
+		uresp.stag = mem->stag;
+		rv = ib_copy_to_udata(udata, &uresp,
+				      min(sizeof(uresp), udata->outlen));
+		if (rv) {
+			swiwarp_mem_remove(mem);
+			kfree(mr);
+			atomic_dec(&sdev->num_mr);
+			return ERR_PTR(rv);
+		}
+	}
+	WRITE_ONCE(mem->valid, true);
+	return ret;
+}
+
+struct ib_mr *swiwarp_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
+			       u32 max_sg)
+{
+	struct swiwarp_dev *sdev = to_sdev(pd->device);
+	struct swiwarp_mem *mem;
+	struct swiwarp_mr *mr;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_sg || max_sg > SWIWARP_MAX_FR_PAGES)
+		return ERR_PTR(-EINVAL);
+
+	mr = swiwarp_mr_new(pd, 0, &mem);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mem->type = SWIWARP_MEM_PBL;
+	mem->is_frmr = true;
+	mem->access = 0;
+	mem->pbl = kcalloc(max_sg, sizeof(u64), GFP_KERNEL);
+	if (!mem->pbl) {
+		swiwarp_mr_abort(sdev, mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mem->pbl_max = max_sg;
+	/* Not valid until registered with an IB_WR_REG_MR. */
+	return swiwarp_mr_commit(sdev, mr, 0);
+}
+
+static int swiwarp_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct swiwarp_mem *mem = to_smr(ibmr)->mem;
+
+	if (mem->pbl_num >= mem->pbl_max)
+		return -ENOMEM;
+	mem->pbl[mem->pbl_num++] = addr;
+	return 0;
+}
+
+int swiwarp_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int nents,
+		      unsigned int *sg_offset)
+{
+	struct swiwarp_mem *mem = to_smr(ibmr)->mem;
+
+	if (READ_ONCE(mem->valid))
+		return -EBUSY;
+	mem->pbl_num = 0;
+	mem->pbl_pgsz = ibmr->page_size;
+	return ib_sg_to_pages(ibmr, sg, nents, sg_offset, swiwarp_set_page);
+}
+
+int swiwarp_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct swiwarp_mr *mr = to_smr(ibmr);
+	struct swiwarp_dev *sdev = to_sdev(ibmr->device);
+
+	swiwarp_mem_remove(mr->mem);
+	kfree(mr);
+	atomic_dec(&sdev->num_mr);
+	return 0;
+}
+
+/* ----------------------------------------------------------------- QP */
+
+static enum swiwarp_qp_state swiwarp_ib_to_state(enum ib_qp_state s)
+{
+	switch (s) {
+	case IB_QPS_RESET:
+	case IB_QPS_INIT:
+		return SWIWARP_QP_IDLE;
+	case IB_QPS_RTR:
+		return SWIWARP_QP_RTR;
+	case IB_QPS_RTS:
+		return SWIWARP_QP_RTS;
+	case IB_QPS_SQD:
+		return SWIWARP_QP_CLOSING;
+	case IB_QPS_SQE:
+		return SWIWARP_QP_TERMINATE;
+	default:
+		return SWIWARP_QP_ERROR;
+	}
+}
+
+static enum ib_qp_state swiwarp_state_to_ib(enum swiwarp_qp_state s)
+{
+	static const enum ib_qp_state map[] = {
+		[SWIWARP_QP_IDLE] = IB_QPS_INIT,
+		[SWIWARP_QP_RTR] = IB_QPS_RTR,
+		[SWIWARP_QP_RTS] = IB_QPS_RTS,
+		[SWIWARP_QP_CLOSING] = IB_QPS_SQD,
+		[SWIWARP_QP_TERMINATE] = IB_QPS_SQE,
+		[SWIWARP_QP_ERROR] = IB_QPS_ERR,
+	};
+
+	return map[s];
+}
+
+static void swiwarp_qp_free_queues(struct swiwarp_qp *qp)
+{
+	if (qp->sq_entry)
+		rdma_user_mmap_entry_remove(qp->sq_entry);
+	if (qp->rq_entry)
+		rdma_user_mmap_entry_remove(qp->rq_entry);
+	qp->sq_entry = NULL;
+	qp->rq_entry = NULL;
+	vfree(qp->sendq);
+	vfree(qp->recvq);
+	qp->sendq = NULL;
+	qp->recvq = NULL;
+}
+
+int swiwarp_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		      struct ib_udata *udata)
+{
+	struct swiwarp_dev *sdev = to_sdev(ibqp->device);
+	struct swiwarp_qp *qp = to_sqp(ibqp);
+	struct swiwarp_uresp_create_qp uresp = {};
+	struct ib_ucontext *uctx = NULL;
+	size_t sq_size, rq_size = 0;
+	u32 id;
+	int rv;
+
+	if (attr->qp_type != IB_QPT_RC)
+		return -EOPNOTSUPP;
+	if (attr->create_flags)
+		return -EOPNOTSUPP;
+	if (attr->cap.max_send_wr > SWIWARP_MAX_QP_WR ||
+	    attr->cap.max_recv_wr > SWIWARP_MAX_QP_WR ||
+	    attr->cap.max_send_sge > SWIWARP_MAX_SGE ||
+	    attr->cap.max_recv_sge > SWIWARP_MAX_SGE ||
+	    attr->cap.max_inline_data > SWIWARP_MAX_INLINE)
+		return -EINVAL;
+	if (!attr->send_cq || !attr->recv_cq)
+		return -EINVAL;
+	if (!attr->srq && !attr->cap.max_recv_wr && !udata)
+		attr->cap.max_recv_wr = 1;
+	if (udata) {
+		if (udata->inlen &&
+		    !ib_is_udata_cleared(udata, 0, udata->inlen))
+			return -EINVAL;
+		uctx = &rdma_udata_to_drv_context(udata, struct swiwarp_ucontext,
+						  base)->base;
+	}
+	if (atomic_inc_return(&sdev->num_qp) > SWIWARP_MAX_QP) {
+		rv = -ENOMEM;
+		goto err_cnt;
+	}
+
+	qp->sdev = sdev;
+	kref_init(&qp->ref);
+	init_completion(&qp->freed);
+	init_rwsem(&qp->state_lock);
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	spin_lock_init(&qp->orq_lock);
+	spin_lock_init(&qp->rx_lock);
+	mutex_init(&qp->tx_lock);
+	INIT_WORK(&qp->tx_work, swiwarp_tx_work);
+	qp->state = SWIWARP_QP_IDLE;
+	qp->user = !!udata;
+	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->scq = to_scq(attr->send_cq);
+	qp->rcq = to_scq(attr->recv_cq);
+	qp->srq = attr->srq ? to_ssrq(attr->srq) : NULL;
+	qp->max_inline = SWIWARP_MAX_INLINE;
+
+	qp->num_sqe = roundup_pow_of_two(max(attr->cap.max_send_wr, 1U));
+	sq_size = qp->num_sqe * sizeof(struct swiwarp_sqe) +
+		sizeof(struct swiwarp_sq_ctrl);
+	qp->sendq = swiwarp_ring_alloc(sq_size);
+	if (!qp->sendq) {
+		rv = -ENOMEM;
+		goto err_cnt;
+	}
+	qp->sq_ctrl = (struct swiwarp_sq_ctrl *)&qp->sendq[qp->num_sqe];
+	if (!qp->srq) {
+		qp->num_rqe = roundup_pow_of_two(max(attr->cap.max_recv_wr,
+						     1U));
+		rq_size = qp->num_rqe * sizeof(struct swiwarp_rqe);
+		qp->recvq = swiwarp_ring_alloc(rq_size);
+		if (!qp->recvq) {
+			rv = -ENOMEM;
+			goto err_queues;
+		}
+	}
+
+	rv = swiwarp_tx_init(qp);
+	if (rv)
+		goto err_queues;
+
+	rv = xa_alloc(&sdev->qp_xa, &id, qp, XA_LIMIT(1, SWIWARP_MAX_QP * 4),
+		      GFP_KERNEL);
+	if (rv)
+		goto err_tx;
+	qp->id = id;
+	ibqp->qp_num = id;
+
+	if (udata) {
+		uresp.qp_id = id;
+		uresp.num_sqe = qp->num_sqe;
+		uresp.num_rqe = qp->num_rqe;
+		uresp.max_inline = qp->max_inline;
+		uresp.sq_mmap_len = PAGE_ALIGN(sq_size);
+		rv = swiwarp_ring_mmap_entry(uctx, qp->sendq, sq_size,
+					     &qp->sq_entry, &uresp.sq_key);
+		if (rv)
+			goto err_xa;
+		uresp.rq_key = SWIWARP_INVALID_MMAP_KEY;
+		if (qp->recvq) {
+			uresp.rq_mmap_len = PAGE_ALIGN(rq_size);
+			rv = swiwarp_ring_mmap_entry(uctx, qp->recvq, rq_size,
+						     &qp->rq_entry,
+						     &uresp.rq_key);
+			if (rv)
+				goto err_xa;
+		}
+		rv = ib_copy_to_udata(udata, &uresp,
+				      min(sizeof(uresp), udata->outlen));
+		if (rv)
+			goto err_xa;
+	}
+
+	attr->cap.max_send_wr = qp->num_sqe;
+	attr->cap.max_recv_wr = qp->num_rqe;
+	attr->cap.max_send_sge = SWIWARP_MAX_SGE;
+	attr->cap.max_recv_sge = SWIWARP_MAX_SGE;
+	attr->cap.max_inline_data = qp->max_inline;
+	return 0;
+
+err_xa:
+	xa_erase(&sdev->qp_xa, id);
+err_tx:
+	swiwarp_tx_free(qp);
+err_queues:
+	swiwarp_qp_free_queues(qp);
+err_cnt:
+	atomic_dec(&sdev->num_qp);
+	return rv;
+}
+
+int swiwarp_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		      int mask, struct ib_udata *udata)
+{
+	struct swiwarp_qp *qp = to_sqp(ibqp);
+	enum swiwarp_qp_state next;
+	int rv = 0;
+
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	if (!(mask & IB_QP_STATE))
+		return 0;
+
+	next = swiwarp_ib_to_state(attr->qp_state);
+	switch (next) {
+	case SWIWARP_QP_IDLE:
+	case SWIWARP_QP_RTR:
+	case SWIWARP_QP_RTS:
+		/*
+		 * Entering RTS needs a connection and is done by the CM.
+		 * The RDMA core and librdmacm step a QP through INIT, RTR
+		 * and RTS before the connection exists: accept these as
+		 * no-ops, but refuse a QP in ERROR going back without reset.
+		 */
+		down_read(&qp->state_lock);
+		if (qp->state == SWIWARP_QP_ERROR &&
+		    attr->qp_state != IB_QPS_RESET)
+			rv = -EINVAL;
+		up_read(&qp->state_lock);
+		if (!rv && attr->qp_state == IB_QPS_RESET)
+			rv = swiwarp_qp_modify_state(qp, SWIWARP_QP_IDLE);
+		return rv;
+	default:
+		return swiwarp_qp_modify_state(qp, next);
+	}
+}
+
+int swiwarp_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		     struct ib_qp_init_attr *init)
+{
+	struct swiwarp_qp *qp = to_sqp(ibqp);
+
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+	down_read(&qp->state_lock);
+	attr->qp_state = swiwarp_state_to_ib(qp->state);
+	attr->cur_qp_state = attr->qp_state;
+	attr->max_rd_atomic = qp->ord;
+	attr->max_dest_rd_atomic = qp->ird;
+	up_read(&qp->state_lock);
+	attr->qp_access_flags = IB_ACCESS_LOCAL_WRITE |
+		IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
+	attr->path_mtu = ib_mtu_int_to_enum(READ_ONCE(qp->sdev->netdev->mtu));
+	attr->cap.max_send_wr = qp->num_sqe;
+	attr->cap.max_recv_wr = qp->num_rqe;
+	attr->cap.max_send_sge = SWIWARP_MAX_SGE;
+	attr->cap.max_recv_sge = SWIWARP_MAX_SGE;
+	attr->cap.max_inline_data = qp->max_inline;
+	init->qp_type = IB_QPT_RC;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	return 0;
+}
+
+void swiwarp_qp_release(struct kref *ref)
+{
+	struct swiwarp_qp *qp = container_of(ref, struct swiwarp_qp, ref);
+
+	complete(&qp->freed);
+}
+
+int swiwarp_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct swiwarp_qp *qp = to_sqp(ibqp);
+	struct swiwarp_dev *sdev = qp->sdev;
+
+	swiwarp_qp_modify_state(qp, SWIWARP_QP_ERROR);
+	swiwarp_cm_qp_drop(qp, true);
+	cancel_work_sync(&qp->tx_work);
+
+	xa_erase(&sdev->qp_xa, qp->id);
+	swiwarp_qp_put(qp);
+	wait_for_completion(&qp->freed);
+
+	mutex_lock(&qp->tx_lock);
+	swiwarp_rx_cleanup(qp);
+	swiwarp_tx_free(qp);
+	mutex_unlock(&qp->tx_lock);
+	swiwarp_qp_free_rd(qp);
+	swiwarp_qp_free_queues(qp);
+	atomic_dec(&sdev->num_qp);
+	return 0;
+}
+
+void swiwarp_qp_add_ref(struct ib_qp *ibqp)
+{
+	swiwarp_qp_get(to_sqp(ibqp));
+}
+
+void swiwarp_qp_rem_ref(struct ib_qp *ibqp)
+{
+	swiwarp_qp_put(to_sqp(ibqp));
+}
+
+struct ib_qp *swiwarp_get_qp(struct ib_device *ibdev, int qpn)
+{
+	struct swiwarp_qp *qp = xa_load(&to_sdev(ibdev)->qp_xa, qpn);
+
+	return qp ? &qp->base : NULL;
+}
+
+/* Fill one SQE from a kernel work request. */
+static int swiwarp_fill_sqe(struct swiwarp_qp *qp, struct swiwarp_sqe *sqe,
+			    const struct ib_send_wr *wr)
+{
+	u16 flags = 0;
+	int i;
+
+	if (wr->num_sge > SWIWARP_MAX_SGE)
+		return -EINVAL;
+	memset(sqe, 0, offsetof(struct swiwarp_sqe, flags));
+	sqe->id = wr->wr_id;
+	sqe->num_sge = wr->num_sge;
+	sqe->rkey = 0;
+	sqe->raddr = 0;
+	sqe->inv_stag = 0;
+	sqe->inline_len = 0;
+	if ((wr->send_flags & IB_SEND_SIGNALED) || qp->sig_all)
+		flags |= SWIWARP_WQE_SIGNALED;
+	if (wr->send_flags & IB_SEND_SOLICITED)
+		flags |= SWIWARP_WQE_SOLICITED;
+	if (wr->send_flags & IB_SEND_FENCE)
+		flags |= SWIWARP_WQE_FENCE;
+
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE:
+		sqe->opcode = SWIWARP_OP_WRITE;
+		sqe->rkey = rdma_wr(wr)->rkey;
+		sqe->raddr = rdma_wr(wr)->remote_addr;
+		break;
+	case IB_WR_RDMA_READ:
+	case IB_WR_RDMA_READ_WITH_INV:
+		if (wr->num_sge > SWIWARP_MAX_SGE_RD)
+			return -EINVAL;
+		sqe->opcode = wr->opcode == IB_WR_RDMA_READ ?
+			SWIWARP_OP_READ : SWIWARP_OP_READ_LOCAL_INV;
+		sqe->rkey = rdma_wr(wr)->rkey;
+		sqe->raddr = rdma_wr(wr)->remote_addr;
+		if (wr->opcode == IB_WR_RDMA_READ_WITH_INV)
+			sqe->inv_stag = wr->ex.invalidate_rkey;
+		break;
+	case IB_WR_SEND:
+		sqe->opcode = SWIWARP_OP_SEND;
+		break;
+	case IB_WR_SEND_WITH_INV:
+		sqe->opcode = SWIWARP_OP_SEND_INV;
+		sqe->inv_stag = wr->ex.invalidate_rkey;
+		break;
+	case IB_WR_LOCAL_INV:
+		sqe->opcode = SWIWARP_OP_LOCAL_INV;
+		sqe->inv_stag = wr->ex.invalidate_rkey;
+		sqe->num_sge = 0;
+		break;
+	case IB_WR_REG_MR:
+		sqe->opcode = SWIWARP_OP_REG_MR;
+		sqe->raddr = (uintptr_t)reg_wr(wr)->mr;
+		sqe->rkey = reg_wr(wr)->key;
+		sqe->inv_stag = reg_wr(wr)->access;
+		sqe->num_sge = 0;
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+
+	if ((wr->send_flags & IB_SEND_INLINE) && wr->num_sge &&
+	    (sqe->opcode == SWIWARP_OP_WRITE ||
+	     sqe->opcode == SWIWARP_OP_SEND ||
+	     sqe->opcode == SWIWARP_OP_SEND_INV)) {
+		u32 len = 0;
+
+		for (i = 0; i < wr->num_sge; i++) {
+			u32 l = wr->sg_list[i].length;
+
+			if (l > qp->max_inline - len)
+				return -EINVAL;
+			memcpy(&sqe->inline_data[len],
+			       (void *)(uintptr_t)wr->sg_list[i].addr, l);
+			len += l;
+		}
+		sqe->inline_len = len;
+		sqe->num_sge = 0;
+		flags |= SWIWARP_WQE_INLINE;
+	} else if (sqe->opcode != SWIWARP_OP_LOCAL_INV &&
+		   sqe->opcode != SWIWARP_OP_REG_MR) {
+		for (i = 0; i < wr->num_sge; i++) {
+			sqe->sge[i].addr = wr->sg_list[i].addr;
+			sqe->sge[i].length = wr->sg_list[i].length;
+			sqe->sge[i].lkey = wr->sg_list[i].lkey;
+		}
+	}
+	swiwarp_flags_release(&sqe->flags, flags | SWIWARP_WQE_VALID);
+	return 0;
+}
+
+int swiwarp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		      const struct ib_send_wr **bad)
+{
+	struct swiwarp_qp *qp = to_sqp(ibqp);
+	unsigned long flags;
+	int rv = 0;
+
+	if (qp->user) {
+		/* The doorbell: a 0-WR POST_SEND. */
+		if (wr) {
+			*bad = wr;
+			return -EINVAL;
+		}
+		swiwarp_sq_kick(qp);
+		return 0;
+	}
+
+	down_read(&qp->state_lock);
+	if (qp->state != SWIWARP_QP_RTS && qp->state != SWIWARP_QP_ERROR) {
+		up_read(&qp->state_lock);
+		*bad = wr;
+		return -ENOTCONN;
+	}
+	up_read(&qp->state_lock);
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	for (; wr; wr = wr->next) {
+		struct swiwarp_sqe *sqe =
+			&qp->sendq[qp->sq_put & (qp->num_sqe - 1)];
+
+		if (swiwarp_flags_acquire(&sqe->flags) & SWIWARP_WQE_VALID) {
+			rv = -ENOMEM;
+			break;
+		}
+		rv = swiwarp_fill_sqe(qp, sqe, wr);
+		if (rv)
+			break;
+		qp->sq_put++;
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (rv)
+		*bad = wr;
+	swiwarp_sq_kick(qp);
+	return rv;
+}
+
+static int swiwarp_fill_rqe(struct swiwarp_rqe *rqe,
+			    const struct ib_recv_wr *wr)
+{
+	int i;
+
+	if (wr->num_sge > SWIWARP_MAX_SGE)
+		return -EINVAL;
+	rqe->id = wr->wr_id;
+	rqe->num_sge = wr->num_sge;
+	for (i = 0; i < wr->num_sge; i++) {
+		rqe->sge[i].addr = wr->sg_list[i].addr;
+		rqe->sge[i].length = wr->sg_list[i].length;
+		rqe->sge[i].lkey = wr->sg_list[i].lkey;
+	}
+	swiwarp_flags_release(&rqe->flags, SWIWARP_WQE_VALID);
+	return 0;
+}
+
+static int swiwarp_ring_post_recv(struct swiwarp_rqe *ring, u32 num,
+				  u32 *put, spinlock_t *lock,
+				  const struct ib_recv_wr *wr,
+				  const struct ib_recv_wr **bad)
+{
+	unsigned long flags;
+	int rv = 0;
+
+	spin_lock_irqsave(lock, flags);
+	for (; wr; wr = wr->next) {
+		struct swiwarp_rqe *rqe = &ring[*put & (num - 1)];
+
+		if (swiwarp_flags_acquire(&rqe->flags) & SWIWARP_WQE_VALID) {
+			rv = -ENOMEM;
+			break;
+		}
+		rv = swiwarp_fill_rqe(rqe, wr);
+		if (rv)
+			break;
+		(*put)++;
+	}
+	spin_unlock_irqrestore(lock, flags);
+	if (rv)
+		*bad = wr;
+	return rv;
+}
+
+int swiwarp_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad)
+{
+	struct swiwarp_qp *qp = to_sqp(ibqp);
+	int rv;
+
+	if (qp->user || qp->srq) {
+		*bad = wr;
+		return -EINVAL;
+	}
+	rv = swiwarp_ring_post_recv(qp->recvq, qp->num_rqe, &qp->rq_put,
+				    &qp->rq_lock, wr, bad);
+	/* Receives posted to a QP in ERROR complete as flushed at once. */
+	down_read(&qp->state_lock);
+	if (qp->state == SWIWARP_QP_ERROR)
+		swiwarp_qp_flush(qp);
+	up_read(&qp->state_lock);
+	return rv;
+}
+
+/* ---------------------------------------------------------------- SRQ */
+
+int swiwarp_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
+		       struct ib_udata *udata)
+{
+	struct swiwarp_dev *sdev = to_sdev(ibsrq->device);
+	struct swiwarp_srq *srq = to_ssrq(ibsrq);
+	struct swiwarp_uresp_create_srq uresp = {};
+	size_t size;
+	int rv;
+
+	if (attr->srq_type != IB_SRQT_BASIC)
+		return -EOPNOTSUPP;
+	if (attr->attr.max_wr > SWIWARP_MAX_SRQ_WR ||
+	    attr->attr.max_sge > SWIWARP_MAX_SGE ||
+	    attr->attr.srq_limit > attr->attr.max_wr)
+		return -EINVAL;
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	if (atomic_inc_return(&sdev->num_srq) > SWIWARP_MAX_SRQ) {
+		rv = -ENOMEM;
+		goto err_cnt;
+	}
+	spin_lock_init(&srq->lock);
+	srq->num_rqe = roundup_pow_of_two(max(attr->attr.max_wr, 1U));
+	srq->limit = attr->attr.srq_limit;
+	srq->user = !!udata;
+	srq->id = atomic_inc_return(&swiwarp_obj_ids);
+	size = srq->num_rqe * sizeof(struct swiwarp_rqe);
+	srq->queue = swiwarp_ring_alloc(size);
+	if (!srq->queue) {
+		rv = -ENOMEM;
+		goto err_cnt;
+	}
+	if (udata) {
+		struct ib_ucontext *uctx =
+			&rdma_udata_to_drv_context(udata,
+						   struct swiwarp_ucontext,
+						   base)->base;
+
+		uresp.srq_id = srq->id;
+		uresp.num_rqe = srq->num_rqe;
+		uresp.srq_mmap_len = PAGE_ALIGN(size);
+		rv = swiwarp_ring_mmap_entry(uctx, srq->queue, size,
+					     &srq->entry, &uresp.srq_key);
+		if (rv)
+			goto err_free;
+		rv = ib_copy_to_udata(udata, &uresp,
+				      min(sizeof(uresp), udata->outlen));
+		if (rv)
+			goto err_entry;
+	}
+	attr->attr.max_wr = srq->num_rqe;
+	attr->attr.max_sge = SWIWARP_MAX_SGE;
+	return 0;
+
+err_entry:
+	rdma_user_mmap_entry_remove(srq->entry);
+	srq->entry = NULL;
+err_free:
+	vfree(srq->queue);
+err_cnt:
+	atomic_dec(&sdev->num_srq);
+	return rv;
+}
+
+int swiwarp_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		       enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	struct swiwarp_srq *srq = to_ssrq(ibsrq);
+	unsigned long flags;
+
+	if (mask & IB_SRQ_MAX_WR)
+		return -EOPNOTSUPP;
+	if (mask & IB_SRQ_LIMIT) {
+		if (attr->srq_limit > srq->num_rqe)
+			return -EINVAL;
+		spin_lock_irqsave(&srq->lock, flags);
+		srq->limit = attr->srq_limit;
+		spin_unlock_irqrestore(&srq->lock, flags);
+	}
+	return 0;
+}
+
+int swiwarp_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+{
+	struct swiwarp_srq *srq = to_ssrq(ibsrq);
+
+	attr->max_wr = srq->num_rqe;
+	attr->max_sge = SWIWARP_MAX_SGE;
+	attr->srq_limit = READ_ONCE(srq->limit);
+	return 0;
+}
+
+int swiwarp_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	struct swiwarp_srq *srq = to_ssrq(ibsrq);
+
+	if (srq->entry)
+		rdma_user_mmap_entry_remove(srq->entry);
+	vfree(srq->queue);
+	atomic_dec(&to_sdev(ibsrq->device)->num_srq);
+	return 0;
+}
+
+int swiwarp_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			  const struct ib_recv_wr **bad)
+{
+	struct swiwarp_srq *srq = to_ssrq(ibsrq);
+
+	if (srq->user) {
+		*bad = wr;
+		return -EINVAL;
+	}
+	return swiwarp_ring_post_recv(srq->queue, srq->num_rqe, &srq->rq_put,
+				      &srq->lock, wr, bad);
+}
