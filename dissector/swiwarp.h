@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Internal interfaces of the swiwarp Wireshark plugin (mpa.c, rdmap.c,
+ * stats.c).  Wire-format constants come from the shared core in
+ * include/iwarp/; this header only holds what is specific to Wireshark.
+ */
+#ifndef SWIWARP_DISSECTOR_H
+#define SWIWARP_DISSECTOR_H
+
+#include <epan/packet.h>
+
+void swiwarp_register_mpa(void);
+void swiwarp_handoff_mpa(void);
+void swiwarp_register_rdmap(void);
+void swiwarp_handoff_rdmap(void);
+void swiwarp_register_stats(void);
+
+/*
+ * What MPA hands to DDP with every ULPDU (the "data" argument of the rddp
+ * dissector).  The ULP state slot lets rdmap.c keep per-connection state in
+ * the MPA conversation without MPA knowing its layout.
+ */
+struct swiwarp_ulpdu_info {
+	guint32 conn_id;	/* MPA connection number, 1-based */
+	int dir;		/* 0: initiator to responder (or first seen side) */
+	void **ulp_state;	/* per-connection state owned by rdmap.c */
+	const char *conn_label;	/* "a:p -> b:p" of direction 0, file scope */
+};
+
+/* One record per RDMAP message segment for the "rdmap" tap. */
+struct swiwarp_tap_rec {
+	guint32 conn_id;
+	const char *conn_label;
+	int dir;
+	guint8 opcode;
+	gboolean last;		/* DDP L bit: message complete */
+	guint32 bytes;		/* ULP payload bytes carried by this segment */
+	gboolean read_done;	/* a Read Response completed a matched request */
+	double read_latency_ms;
+};
+
+#define SWIWARP_TAP_NAME "rdmap"
+
+/* Heuristic list for payloads of complete RDMAP messages (future "dpi"). */
+#define SWIWARP_PAYLOAD_HEUR_LIST "rdmap.payload"
+
+/* Passed to "rdmap.payload" heuristics with each complete message payload. */
+struct swiwarp_payload_info {
+	guint8 opcode;
+	gboolean tagged;
+	guint32 stag;		/* tagged: STag */
+	guint64 to;		/* tagged: tagged offset of the first byte */
+	guint32 qn, msn;	/* untagged */
+	guint32 conn_id;
+	int dir;
+};
+
+#endif
