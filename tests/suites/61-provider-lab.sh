@@ -2,7 +2,8 @@
 # The libswiwarp provider against the real swiwarp.ko in a lab guest:
 # device discovery (ibv_devices, ibv_devinfo -v), a verbs program that
 # creates PD/MR/CQ/QP/SRQ and exercises the rings, and strace checks that the
-# fast path makes no system call and the doorbell rings only on an idle SQ.
+# fast path makes no system call and the doorbell rings only on an idle SQ;
+# then rping and ib_write_bw -R between two guests.
 # SKIPs (with the reason) while the lab, the provider or a device-registering
 # swiwarp.ko is missing.
 set -uo pipefail
@@ -10,7 +11,7 @@ top=${SWIWARP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 export BUILD=${BUILD:-$top/build}
 cd "$top" || exit 1
 
-names=(device_up ibv_devices ibv_devinfo verbs fastpath_no_syscalls
+names=(device_up ibv_devices ibv_devinfo verbs fastpath_no_syscalls rping ib_write_bw
 	doorbell_on_idle)
 skip_all() {
 	for n in "${names[@]}"; do echo "SKIP: provider.lab.$n $1"; done
@@ -37,5 +38,19 @@ rc=$?
 cat "$out/log"
 if [ $rc -ne 0 ] && ! grep -q '^FAIL:' "$out/log"; then
 	echo "FAIL: provider.lab.run [lab run exited $rc]"
+fi
+
+# Unmodified rdma_cm programs between two guests, once a device exists.
+if ! grep -q '^PASS: provider.lab.device_up' "$out/log"; then
+	echo "SKIP: provider.lab.rping (no swiwarp device in the first run)"
+	echo "SKIP: provider.lab.ib_write_bw (no swiwarp device in the first run)"
+	exit 0
+fi
+nice tests/lab/lab run -n 2 --name provider-cm --timeout "${PROVIDER_LAB_TIMEOUT:-420}" \
+	-- tests/provider/lab-rping.sh >"$out/log2" 2>&1
+rc=$?
+cat "$out/log2"
+if [ $rc -ne 0 ] && ! grep -q '^FAIL:' "$out/log2"; then
+	echo "FAIL: provider.lab.run-cm [lab run exited $rc]"
 fi
 exit 0

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Runs in both guests of a 2-guest lab for tests/suites/61-provider-lab.sh:
+# unmodified rdma_cm programs over swiwarp through our provider.
+#   rping: SEND/RECV, RDMA READ and WRITE, completion events
+#          (ibv_req_notify_cq + completion channel), 8 iterations, the
+#          client validating every buffer (-V).
+#   ib_write_bw -R: a perftest stream of RDMA WRITEs (doorbell path).
+set -uo pipefail
+source "$LAB_TOP/tests/lab/lib.sh"
+
+pbuild=${PROVIDER_BUILD:-$BUILD/userspace/provider}
+names=(rping ib_write_bw)
+skip_all() {
+	[ "$LAB_ID" = 1 ] || exit 0
+	for n in "${names[@]}"; do lab_skip "provider.lab.$n" "$1"; done
+	exit 0
+}
+
+# PROVIDER_LAB_DEV=siw: the same scenario on upstream siw + Debian's libsiw
+# (a reference for the scenario itself).
+if [ "${PROVIDER_LAB_DEV:-}" = siw ]; then
+	dev=siw0
+	err=$(lab_load_siw eth0 "$dev" 2>&1)
+else
+	dev=swiwarp0
+	err=$(lab_load_swiwarp eth0 "$dev" 2>&1)
+fi
+rc=$?
+echo "$err"
+[ $rc -eq 2 ] && skip_all "(swiwarp.ko not built)"
+[ $rc -ne 0 ] && skip_all "(swiwarp.ko registered no device: $(grep -v 'no provider at' <<<"$err" | tr '\n' ' '))"
+if [ "$dev" = swiwarp0 ]; then
+	pdir=/usr/lib/x86_64-linux-gnu/libibverbs
+	rm -f "$pdir/libswiwarp-rdmav34.so"
+	cp "$pbuild/libswiwarp-rdmav34.so" "$pdir/"
+	echo "driver swiwarp" >/etc/libibverbs.d/swiwarp.driver
+fi
+lab_barrier up 120 || { lab_fail "provider.lab.barrier.g$LAB_ID" "peer never came up"; lab_finish; }
+
+# --- rping ------------------------------------------------------------------
+if [ "$LAB_ID" = 1 ]; then
+	timeout 90 stdbuf -oL rping -s -a "$LAB_IP" -C 8 -S 200 -v >"$LAB_OUT/rping-server.out" 2>&1 &
+	srv=$!
+	lab_wait_listen 7174 30
+	lab_barrier rping-listen 60
+	wait $srv
+	src=$?
+	lab_barrier rping-done 120
+	crc=$(cat "$LAB_SHARED/rping-client.rc" 2>/dev/null || echo missing)
+	lines=$(grep -c 'ping data' "$LAB_OUT/rping-server.out" 2>/dev/null)
+	cat "$LAB_OUT/rping-server.out" "$LAB_SHARED/rping-client.out" 2>/dev/null | tail -20
+	if [ "$src" = 0 ] && [ "$crc" = 0 ] && [ "$lines" = 8 ]; then
+		lab_pass provider.lab.rping
+	else
+		lab_fail provider.lab.rping "server rc $src, client rc $crc, $lines/8 pings"
+	fi
+else
+	lab_barrier rping-listen 60
+	timeout 90 stdbuf -oL rping -c -a "$LAB_PEER_IP" -C 8 -S 200 -V >"$LAB_SHARED/rping-client.out" 2>&1
+	echo $? >"$LAB_SHARED/rping-client.rc"
+	lab_barrier rping-done 120
+fi
+
+# --- ib_write_bw -R ------------------------------------------------------------
+if [ "$LAB_ID" = 1 ]; then
+	timeout 120 stdbuf -oL ib_write_bw -R -d "$dev" -s 65536 -n 200 >"$LAB_OUT/bw-server.out" 2>&1 &
+	srv=$!
+	lab_wait_listen 18515 30
+	lab_barrier bw-listen 60
+	wait $srv
+	src=$?
+	lab_barrier bw-done 150
+	crc=$(cat "$LAB_SHARED/bw-client.rc" 2>/dev/null || echo missing)
+	tail -8 "$LAB_SHARED/bw-client.out" 2>/dev/null
+	if [ "$src" = 0 ] && [ "$crc" = 0 ] && grep -Eq '^ *65536 +200 ' "$LAB_SHARED/bw-client.out"; then
+		lab_pass provider.lab.ib_write_bw
+	else
+		lab_fail provider.lab.ib_write_bw "server rc $src, client rc $crc"
+	fi
+else
+	lab_barrier bw-listen 60
+	timeout 120 ib_write_bw -R -d "$dev" -s 65536 -n 200 "$LAB_PEER_IP" >"$LAB_SHARED/bw-client.out" 2>&1
+	echo $? >"$LAB_SHARED/bw-client.rc"
+	lab_barrier bw-done 150
+fi
+lab_finish
