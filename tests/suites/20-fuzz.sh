@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Bounded libFuzzer smoke runs of the wire-core parsers (include/iwarp).
+# Builds tests/fuzz/* with clang (ASan + UBSan + libFuzzer) into
+# $BUILD/fuzz, then runs each target for FUZZ_SECONDS (default 15) from the
+# seed corpus in tests/fuzz/corpus/<target>.  New inputs go to a scratch
+# directory, never into the source tree; a crash leaves its input in
+# $BUILD/fuzz/artifacts/.  One PASS/FAIL line per target.
+set -uo pipefail
+top=${SWIWARP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${BUILD:-$top/build}
+out=$build/fuzz
+seconds=${FUZZ_SECONDS:-15}
+targets=(mpa_rr fpdu_markers rdmap term)
+
+mkdir -p "$out/artifacts"
+"$top/tests/fuzz/build.sh" "$out" >"$out/build.log" 2>&1
+rc=$?
+if [ $rc -eq 77 ]; then
+	for t in "${targets[@]}"; do echo "SKIP: fuzz.$t no clang installed"; done
+	exit 0
+elif [ $rc -ne 0 ]; then
+	cat "$out/build.log"
+	echo "FAIL: fuzz.build (see $out/build.log)"
+	exit 1
+fi
+
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+for t in "${targets[@]}"; do
+	mkdir -p "$scratch/$t"
+	log=$out/$t.log
+	# The outer timeout only guards against a hung target.
+	timeout $((seconds + 60)) nice "$out/fuzz_$t" -max_total_time="$seconds" \
+		-timeout=10 -rss_limit_mb=1024 -print_final_stats=1 \
+		-artifact_prefix="$out/artifacts/$t-" \
+		"$scratch/$t" "$top/tests/fuzz/corpus/$t" >"$log" 2>&1
+	rc=$?
+	runs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+).*/\1/p' "$log" | tail -1)
+	if [ $rc -eq 0 ] && [ -n "$runs" ] && [ "$runs" -gt 0 ]; then
+		echo "fuzz.$t: $runs executions in ${seconds}s, no crash"
+		echo "PASS: fuzz.$t"
+	else
+		tail -30 "$log"
+		echo "FAIL: fuzz.$t (exit $rc; log $log, inputs in $out/artifacts)"
+	fi
+done
+exit 0
