@@ -6,7 +6,7 @@
 # dmesg to $LAB_OUT, and power off.  Never returns.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TERM=${TERM:-linux} LANG=C.UTF-8
-set -u
+# No set -e/-u here: PID 1 exiting panics the guest.
 
 log() { echo "lab-guest[$LAB_ID]: $*"; }
 
@@ -66,5 +66,14 @@ fi
 
 log "running: $LAB_CMD"
 # The command's output goes to the serial console and to $LAB_OUT/output.
-bash -c "$LAB_CMD" </dev/null 2>&1 | tee "$LAB_OUT/output"
-finish "${PIPESTATUS[0]}"
+# Not a plain pipe: background processes the command leaves behind would
+# keep it open and we would never get to power off.
+exec {tee_fd}> >(tee "$LAB_OUT/output")
+teepid=$!
+bash -c "$LAB_CMD" </dev/null >&$tee_fd 2>&1
+rc=$?
+exec {tee_fd}>&-
+# Let tee drain what the command wrote (it only lingers past this if a
+# leftover process still holds the pipe).
+for _ in $(seq 50); do kill -0 "$teepid" 2>/dev/null || break; sleep 0.1; done
+finish "$rc"
