@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Self-tests of the QEMU lab (tests/lab/lab): the kernel-log scanner on
+# fixtures, then real guests: the promised guest environment, results
+# pass-through, and that a failing command, a WARNING in the guest's kernel
+# log, a crashed guest and a hung guest each make `lab run` fail and say why.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+export BUILD=${BUILD:-$top/build}
+lab=$top/tests/lab/lab
+fix=$top/tests/lab/fixtures
+out=$BUILD/lab/suite-selftest
+rm -rf "$out"
+mkdir -p "$out"
+fails=0
+pass() { echo "PASS: $1"; }
+fail() { echo "FAIL: $1${2:+ [$2]}"; fails=$((fails + 1)); }
+# expect NAME GREP-REGEX FILE: PASS if FILE has a line matching.
+expect() {
+	if grep -qE "$2" "$3"; then pass "$1"; else fail "$1" "no line matching '$2' in $3"; fi
+}
+
+# --- the scanner on fixtures ------------------------------------------------
+if "$lab" check-dmesg "$fix/dmesg-clean.txt" >"$out/clean.txt"; then
+	pass "lab-self/dmesg-clean-accepted"
+else
+	fail "lab-self/dmesg-clean-accepted" "flagged: $(head -n1 "$out/clean.txt")"
+fi
+for f in "$fix"/dmesg-*.txt; do
+	k=$(basename "$f" .txt)
+	[ "$k" = dmesg-clean ] && continue
+	if "$lab" check-dmesg "$fix/dmesg-clean.txt" "$f" >"$out/$k.txt"; then
+		fail "lab-self/$k-flagged" "scanner accepted $f"
+	elif [ -s "$out/$k.txt" ]; then
+		pass "lab-self/$k-flagged"
+	else
+		fail "lab-self/$k-flagged" "scanner failed but printed nothing"
+	fi
+done
+
+# --- a good two-guest run: environment, helpers, results ----------------------
+read -r -d '' good <<'EOS'
+source "$LAB_TOP/tests/lab/lib.sh"
+me=g$LAB_ID
+peer=$((3 - LAB_ID))
+[ "$LAB_N" = 2 ] && [ "$LAB_IP" = "192.0.2.$LAB_ID" ] && [ "$LAB_PEER_IP" = "192.0.2.$peer" ] &&
+	[ "$LAB_IPS" = "192.0.2.1 192.0.2.2" ] && [ "$PWD" = "$LAB_TOP" ] && [ -n "$BUILD" ] &&
+	[ -f "$LAB_TOP/tests/lab/lab" ] && lab_pass "env-$me" || lab_fail "env-$me" "$(env | grep ^LAB_ | tr '\n' ' ')"
+ip -4 -o addr show dev eth0 | grep -q "inet $LAB_IP/24" && ip link show lo | grep -q UP &&
+	lab_pass "net-$me" || lab_fail "net-$me" "eth0/lo not set up"
+for m in ib_core ib_uverbs iw_cm rdma_cm rdma_ucm; do [ -e /sys/module/$m ] || missing+=" $m"; done
+[ -z "${missing:-}" ] && lab_pass "rdma-core-modules-$me" || lab_fail "rdma-core-modules-$me" "missing$missing"
+[ "$(ulimit -l)" = unlimited ] && lab_pass "memlock-$me" || lab_fail "memlock-$me" "ulimit -l $(ulimit -l)"
+# The root is the host's, read-only underneath, writable on top.
+echo "overlay $me" >/usr/share/lab-overlay-test && grep -q "overlay $me" /usr/share/lab-overlay-test &&
+	[ -x /usr/bin/rping ] && lab_pass "overlay-root-$me" || lab_fail "overlay-root-$me"
+echo "hello from $me" >"$LAB_OUT/hello" && lab_pass "out-share-$me" || lab_fail "out-share-$me"
+lab_barrier met 120 && lab_pass "barrier-$me" || lab_fail "barrier-$me"
+# Each guest sees the other's file through the shared directory.
+echo "$me" >"$LAB_SHARED/from-$me"
+lab_barrier written 120
+[ "$(cat "$LAB_SHARED/from-g$peer" 2>/dev/null)" = "g$peer" ] && lab_pass "shared-dir-$me" ||
+	lab_fail "shared-dir-$me"
+# A TCP connection over the link; lab_wait_tcp's own probe is one of them.
+if [ "$LAB_ID" = 1 ]; then
+	( while :; do busybox nc -l -p 5555 >>"$LAB_OUT/nc.txt"; done ) &
+	loop=$!
+	lab_barrier sent 120
+	kill $loop
+	grep -q "tcp from g2" "$LAB_OUT/nc.txt" && lab_pass "tcp-link-g1" || lab_fail "tcp-link-g1"
+else
+	if lab_wait_tcp 192.0.2.1 5555 60; then
+		lab_pass "wait-tcp-g2"
+		sleep 0.5
+		echo "tcp from g2" | busybox nc 192.0.2.1 5555
+	else
+		lab_fail "wait-tcp-g2"
+	fi
+	lab_barrier sent 120
+fi
+lab_finish
+EOS
+"$lab" run -n 2 --name self-good --out "$out/good" --timeout 300 -- "$good" >"$out/good.log" 2>&1
+rc=$?
+grep -E '^(PASS|FAIL|SKIP):' "$out/good.log" | sed 's/^\(PASS\|FAIL\|SKIP\): /&lab-self\/good-/'
+fails=$((fails + $(grep -c '^FAIL:' "$out/good.log")))
+if [ $rc -eq 0 ]; then pass "lab-self/good-run-exit-0"
+else fail "lab-self/good-run-exit-0" "lab run exited $rc, see $out/good.log"; fi
+expect "lab-self/good-results-shared-back" '^hello from g2$' "$out/good/g2/hello"
+
+# --- failures must be reported -------------------------------------------
+# A command that fails, after reporting a PASS and putting a WARNING line in
+# the kernel log (through /dev/kmsg: harmless, but what the scanner sees).
+bad='echo "PASS: lab-self/results-pass-through" >>$LAB_OUT/results
+echo "<4>lab-selftest: WARNING: injected by 50-lab-selftest" >/dev/kmsg
+exit 3'
+"$lab" run --name self-bad --out "$out/bad" --timeout 240 -- "$bad" >"$out/bad.log" 2>&1
+rc=$?
+if [ $rc -eq 1 ]; then pass "lab-self/failing-command-exit-1"
+else fail "lab-self/failing-command-exit-1" "lab run exited $rc, see $out/bad.log"; fi
+expect "lab-self/failing-command-reported" '^FAIL: lab self-bad: guest 1 command exited 3$' "$out/bad.log"
+expect "lab-self/dmesg-warning-reported" '^FAIL: lab self-bad: guest 1 kernel log: .*WARNING: injected' "$out/bad.log"
+# The guest's own PASS line must come through even when the run fails.
+grep -q '^PASS: lab-self/results-pass-through$' "$out/bad.log" && pass "lab-self/results-pass-through" ||
+	fail "lab-self/results-pass-through" "guest PASS line not printed"
+
+# A guest whose kernel crashes, and a guest that hangs, must be reported; the
+# hung one killed at the timeout.
+"$lab" run --name self-crash --out "$out/crash" --timeout 240 -- \
+	'echo c >/proc/sysrq-trigger; sleep 100000' >"$out/crash.log" 2>&1
+rc=$?
+if [ $rc -eq 1 ]; then pass "lab-self/crash-exit-1"
+else fail "lab-self/crash-exit-1" "lab run exited $rc, see $out/crash.log"; fi
+expect "lab-self/crashed-guest-reported" '^FAIL: lab self-crash: guest 1 stopped without finishing' "$out/crash.log"
+expect "lab-self/crash-in-kernel-log" '^FAIL: lab self-crash: guest 1 kernel log: .*(sysrq|Kernel panic|Oops)' "$out/crash.log"
+
+t0=$(date +%s)
+"$lab" run --name self-hang --out "$out/hang" --timeout 30 -- 'sleep 100000' >"$out/hang.log" 2>&1
+rc=$?
+dt=$(($(date +%s) - t0))
+if [ $rc -eq 1 ]; then pass "lab-self/hang-exit-1"
+else fail "lab-self/hang-exit-1" "lab run exited $rc, see $out/hang.log"; fi
+expect "lab-self/hung-guest-reported" '^FAIL: lab self-hang: guest 1 timed out after 30s' "$out/hang.log"
+if [ $dt -lt 60 ] && ! pgrep -f "lab-self-hang-g1" >/dev/null; then pass "lab-self/hung-guest-killed"
+else fail "lab-self/hung-guest-killed" "took ${dt}s or its qemu is still running"; fi
+
+[ "$fails" -eq 0 ]
