@@ -2,7 +2,7 @@
 /*
  * iwarp/crc32c.h - portable software CRC32c (Castagnoli).
  *
- * MPA (RFC 5044 section 4.1 and 6) protects each FPDU with the same CRC32c
+ * MPA (RFC 5044, FPDU format and CRC rules) protects each FPDU with the same CRC32c
  * as iSCSI (RFC 3720 section 12.1 and Appendix B.4): reflected polynomial
  * 0x82F63B78, register preset to all ones, result complemented.  The
  * 4-byte result goes on the wire least significant byte first, exactly as

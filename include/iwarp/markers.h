@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * iwarp/markers.h - MPA marker arithmetic (RFC 5044 section 5).
+ * iwarp/markers.h - MPA marker arithmetic (RFC 5044, FPDU format: marker
+ * format and placement).
  *
  * When markers were negotiated for a direction, the sender puts a 4-octet
  * marker into its TCP stream immediately before the first FPDU of Full
@@ -164,7 +165,7 @@ struct iwarp_marked_fpdu {
  *   IWARP_ERR_INVAL      fpdu_start not 4-aligned relative to base
  * CRC mismatches are only reported in info->crc_ok.
  * The reserved half of a marker is ignored, as are the two low bits of
- * FPDUPTR (RFC 5044 section 5: receivers treat them as zero).
+ * FPDUPTR (RFC 5044 marker format: receivers treat them as zero).
  */
 static inline int iwarp_markers_strip(uint32_t base, uint32_t fpdu_start,
 				      const uint8_t *wire, size_t wire_len,

@@ -646,7 +646,7 @@ static inline uint32_t iwarp_fpdu_len(uint32_t ulpdu_len)
 
 /*
  * Maximum ULPDU that fits one TCP segment of emss octets (RFC 5044
- * section 4.2 and 11.1: MULPDU = EMSS - (6 + 4 * ceil(EMSS / 512) +
+ * MULPDU definition: MULPDU = EMSS - (6 + 4 * ceil(EMSS / 512) +
  * EMSS mod 4) with markers, EMSS - (6 + EMSS mod 4) without).  Returns 0
  * when emss is too small to carry anything.
  */
