@@ -52,7 +52,8 @@ struct iwarp_ddp_hdr {
 	uint8_t rsvd;		/* the 4 reserved bits, shifted down */
 	uint8_t dv;		/* DDP version */
 	/* RsvdULP: [0] is RDMAP's control octet; [1..4] (untagged only)
-	 * RDMAP's Invalidate STag or reserved word. */
+	 * RDMAP's Invalidate STag or reserved word.
+	 */
 	uint8_t rsvdulp[IWARP_DDP_UNTAGGED_RSVDULP_LEN];
 	/* Tagged buffer model */
 	uint32_t stag;
@@ -82,13 +83,17 @@ static inline int iwarp_ddp_hdr_parse(const uint8_t *buf, size_t len,
 	uint32_t hlen;
 	size_t i;
 
-	out->tagged = out->last = false;
-	out->rsvd = out->dv = 0;
+	out->tagged = false;
+	out->last = false;
+	out->rsvd = 0;
+	out->dv = 0;
 	for (i = 0; i < IWARP_DDP_UNTAGGED_RSVDULP_LEN; i++)
 		out->rsvdulp[i] = 0;
 	out->stag = 0;
 	out->to = 0;
-	out->qn = out->msn = out->mo = 0;
+	out->qn = 0;
+	out->msn = 0;
+	out->mo = 0;
 	if (len < 1)
 		return IWARP_ERR_TRUNCATED;
 	out->tagged = (buf[0] & IWARP_DDP_FLAG_TAGGED) != 0;

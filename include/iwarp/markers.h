@@ -109,7 +109,8 @@ static inline uint32_t iwarp_marker_offsets(uint32_t base, uint32_t fpdu_start,
  * Returns the marked length, or IWARP_ERR_NOSPACE, IWARP_ERR_TOO_LONG (a
  * marker would lie more than 65535 octets into the FPDU), IWARP_ERR_INVAL
  * (fpdu_len < 6 or not a multiple of 4, or fpdu_start not 4-aligned
- * relative to base - FPDUs are multiples of 4, so real ones always are).  fpdu and out must not overlap.
+ * relative to base - FPDUs are multiples of 4, so real ones always are).
+ * fpdu and out must not overlap.
  */
 static inline int iwarp_markers_insert(uint32_t base, uint32_t fpdu_start,
 				       const uint8_t *fpdu, size_t fpdu_len,
@@ -179,8 +180,11 @@ static inline int iwarp_markers_strip(uint32_t base, uint32_t fpdu_start,
 	uint32_t c = 0;
 	uint16_t ptr;
 
-	info->wire_len = info->unmarked_len = info->markers = 0;
-	info->crc_calc = info->crc_wire = 0;
+	info->wire_len = 0;
+	info->unmarked_len = 0;
+	info->markers = 0;
+	info->crc_calc = 0;
+	info->crc_wire = 0;
 	info->crc_ok = false;
 	if ((fpdu_start - base) & 3)
 		return IWARP_ERR_INVAL;

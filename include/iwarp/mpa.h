@@ -164,12 +164,16 @@ static inline int iwarp_mpa_rr_parse_ex(const uint8_t *buf, size_t len,
 
 	out->kind = 0;
 	out->rev = 0;
-	out->markers = out->crc = out->reject = out->enhanced = false;
+	out->markers = false;
+	out->crc = false;
+	out->reject = false;
+	out->enhanced = false;
 	out->res_bits = 0;
 	out->pd_len = 0;
 	out->p2p = false;
 	out->rtr = 0;
-	out->ird = out->ord = 0;
+	out->ird = 0;
+	out->ord = 0;
 	out->ulp_pdata = NULL;
 	out->ulp_pdata_len = 0;
 
@@ -325,7 +329,8 @@ static inline int iwarp_mpa_rr_encode(const struct iwarp_mpa_rr *rr,
 }
 
 /* ---- MPA errors reported in a Terminate (layer LLP, RFC 5044 sec. 8,
- * RFC 6581 section 8).  The Terminate error type for MPA is 0. */
+ * RFC 6581 section 8).  The Terminate error type for MPA is 0.
+ */
 #define IWARP_TERM_ETYPE_MPA 0x0
 #define IWARP_TERM_MPA_TCP_LOST 0x01	       /* TCP connection closed/lost */
 #define IWARP_TERM_MPA_CRC 0x02		       /* received MPA CRC error */
@@ -341,7 +346,8 @@ enum iwarp_mpa_crc_policy {
 	/* Never use CRC: refuse a peer that sets C. */
 	IWARP_MPA_CRC_REFUSE = 0,
 	/* Do not ask for CRC, but use it if the peer sets C (the default
-	 * of Linux siw and of RFC 5044, where C from either side wins). */
+	 * of Linux siw and of RFC 5044, where C from either side wins).
+	 */
 	IWARP_MPA_CRC_OFFER = 1,
 	/* Always set C, so CRC is used on the connection. */
 	IWARP_MPA_CRC_REQUIRE = 2
@@ -352,12 +358,16 @@ struct iwarp_mpa_policy {
 	uint8_t crc;		/* enum iwarp_mpa_crc_policy */
 	bool rx_markers;	/* ask the peer to send markers to us (M) */
 	bool tx_markers_ok;	/* able to send markers if the peer asks */
-	bool p2p;		/* initiator: ask for an RTR; responder:
-				 * accept one */
-	uint8_t rtr_mask;	/* IWARP_MPA_RTR_* kinds we can send
-				 * (initiator) or accept (responder) */
-	bool relaxed_ird_ord;	/* lower our ORD to the peer's IRD instead
-				 * of refusing (siw's default) */
+	/* Initiator: ask for an RTR; responder: accept one. */
+	bool p2p;
+	/* IWARP_MPA_RTR_* kinds we can send (initiator) or accept
+	 * (responder).
+	 */
+	uint8_t rtr_mask;
+	/* Lower our ORD to the peer's IRD instead of refusing (siw's
+	 * default).
+	 */
+	bool relaxed_ird_ord;
 	uint16_t ird;		/* our inbound RDMA Read depth */
 	uint16_t ord;		/* our outbound RDMA Read depth */
 };
@@ -374,7 +384,8 @@ struct iwarp_mpa_result {
 	uint16_t ird;		/* final local IRD */
 	uint16_t ord;		/* final local ORD */
 	/* If negotiation failed: the MPA Terminate code that describes it
-	 * (IWARP_TERM_MPA_*), 0 when none fits. */
+	 * (IWARP_TERM_MPA_*), 0 when none fits.
+	 */
 	uint8_t term_ecode;
 };
 
@@ -431,7 +442,8 @@ static inline int iwarp_mpa_init_request(const struct iwarp_mpa_policy *pol,
 }
 
 /* Pick one RTR kind out of a mask: Write, then Read, then Send (Write
- * and Read need no receive buffer; Send consumes one). */
+ * and Read need no receive buffer; Send consumes one).
+ */
 static inline uint8_t iwarp_mpa_pick_rtr(uint8_t mask)
 {
 	if (mask & IWARP_MPA_RTR_WRITE)
@@ -469,10 +481,12 @@ static inline uint16_t iwarp_mpa_min16(uint16_t a, uint16_t b)
  *  - P2P: choose one RTR kind from those offered and accepted, preferring
  *    Write, Read, Send; none in common is NO_MATCHING_RTR.
  */
-static inline int iwarp_mpa_negotiate_reply(
-	const struct iwarp_mpa_policy *pol, const struct iwarp_mpa_rr *req,
-	const uint8_t *pdata, uint16_t pdata_len, struct iwarp_mpa_rr *rep,
-	struct iwarp_mpa_result *res)
+static inline int iwarp_mpa_negotiate_reply(const struct iwarp_mpa_policy *pol,
+					    const struct iwarp_mpa_rr *req,
+					    const uint8_t *pdata,
+					    uint16_t pdata_len,
+					    struct iwarp_mpa_rr *rep,
+					    struct iwarp_mpa_result *res)
 {
 	bool refuse = false;
 	uint8_t common;
@@ -631,7 +645,8 @@ static inline int iwarp_mpa_check_reply(const struct iwarp_mpa_policy *pol,
 #define IWARP_MPA_MAX_ULPDU 0xffff
 
 /* Pad octets after the ULPDU so that length field + ULPDU + pad is a
- * multiple of 4 (RFC 5044 section 4.1). */
+ * multiple of 4 (RFC 5044 section 4.1).
+ */
 static inline uint32_t iwarp_mpa_pad_len(uint32_t ulpdu_len)
 {
 	return (4 - ((IWARP_MPA_ULPDU_LEN_FIELD + ulpdu_len) & 3)) & 3;
@@ -684,7 +699,8 @@ static inline int iwarp_fpdu_parse(const uint8_t *buf, size_t len,
 	out->ulpdu = NULL;
 	out->pad_len = 0;
 	out->total_len = 0;
-	out->crc_wire = out->crc_calc = 0;
+	out->crc_wire = 0;
+	out->crc_calc = 0;
 	out->crc_ok = false;
 	if (len < IWARP_MPA_ULPDU_LEN_FIELD)
 		return IWARP_ERR_TRUNCATED;

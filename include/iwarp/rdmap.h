@@ -89,8 +89,10 @@ struct iwarp_rdmap_opinfo {
 	const char *name;
 	bool tagged;		/* DDP buffer model */
 	uint8_t qn;		/* untagged queue number */
-	uint8_t hdr_len;	/* fixed RDMAP header after the DDP header
-				 * (Terminate: minimum, the control word) */
+	/* Fixed RDMAP header after the DDP header (Terminate: the
+	 * minimum, i.e. the control word).
+	 */
+	uint8_t hdr_len;
 	bool rfc7306;		/* defined by RFC 7306 */
 };
 
@@ -120,13 +122,15 @@ static inline const struct iwarp_rdmap_opinfo *iwarp_rdmap_opcode_info(unsigned 
 		  IWARP_RDMAP_ATOMIC_RESP_LEN, true },
 	};
 
-	if (op >= sizeof(table) / sizeof(table[0]))
+	/* Opcodes 12-15 are reserved. */
+	if (op > IWARP_OP_ATOMIC_RESPONSE)
 		return NULL;
 	return &table[op];
 }
 
 /* Same as iwarp_rdmap_opcode_info() (first published name; in C++ the
- * function hides the struct tag, so write "struct iwarp_rdmap_opinfo"). */
+ * function hides the struct tag, so write "struct iwarp_rdmap_opinfo").
+ */
 static inline const struct iwarp_rdmap_opinfo *iwarp_rdmap_opinfo(unsigned int op)
 {
 	return iwarp_rdmap_opcode_info(op);
@@ -175,7 +179,8 @@ enum iwarp_term_layer {
 
 /* RDMAP error codes.  With etype CATASTROPHIC the code is 0.  Codes are
  * unique across the two remote error types; 0x09 and 0xff occur with
- * both. */
+ * both.
+ */
 #define IWARP_TERM_RDMAP_CATASTROPHIC 0x00
 #define IWARP_TERM_RDMAP_INVALID_STAG 0x00	  /* protection */
 #define IWARP_TERM_RDMAP_BASE_BOUNDS 0x01	  /* protection */
@@ -205,7 +210,8 @@ struct iwarp_term {
 	uint16_t rsvd;		/* 13 bits */
 	uint16_t ddp_seg_len;	/* present if flag_m || flag_d */
 	/* Copies of the terminated headers, pointing into the parsed
-	 * buffer (or, for encoding, the caller's bytes). */
+	 * buffer (or, for encoding, the caller's bytes).
+	 */
 	const uint8_t *ddp_hdr;
 	uint8_t ddp_hdr_len;	/* 14 or 18 when flag_d, else 0 */
 	const uint8_t *rdmap_hdr;
@@ -226,12 +232,18 @@ static inline int iwarp_term_parse(const uint8_t *buf, size_t len,
 	uint32_t ctrl;
 	size_t off = IWARP_RDMAP_TERM_CTRL_LEN;
 
-	out->layer = out->etype = out->ecode = 0;
-	out->flag_m = out->flag_d = out->flag_r = false;
+	out->layer = 0;
+	out->etype = 0;
+	out->ecode = 0;
+	out->flag_m = false;
+	out->flag_d = false;
+	out->flag_r = false;
 	out->rsvd = 0;
 	out->ddp_seg_len = 0;
-	out->ddp_hdr = out->rdmap_hdr = NULL;
-	out->ddp_hdr_len = out->rdmap_hdr_len = 0;
+	out->ddp_hdr = NULL;
+	out->rdmap_hdr = NULL;
+	out->ddp_hdr_len = 0;
+	out->rdmap_hdr_len = 0;
 	if (len < IWARP_RDMAP_TERM_CTRL_LEN)
 		return IWARP_ERR_TRUNCATED;
 	ctrl = iwarp_get_be32(buf);
@@ -529,8 +541,10 @@ struct iwarp_rdmap_msg {
 	uint8_t rv;		/* RDMAP version */
 	uint8_t rsvd;		/* RDMAP control reserved bits */
 	uint8_t opcode;
-	uint32_t inval_stag;	/* untagged: RsvdULP[1..4] (Invalidate
-				 * STag, or reserved for other opcodes) */
+	/* Untagged: RsvdULP[1..4], the Invalidate STag (reserved for
+	 * other opcodes).
+	 */
+	uint32_t inval_stag;
 	uint32_t hdr_len;	/* DDP + RDMAP header octets */
 	struct iwarp_rdmap_read_req rreq;
 	struct iwarp_rdmap_atomic_req areq;

@@ -5,7 +5,7 @@
 # the kernel include path has no libc headers.
 # Usage: check-headers.sh INCLUDE_DIR WORK_DIR
 set -euo pipefail
-inc=$1
+inc=$(cd "$1" && pwd)
 work=$2
 rm -rf "$work"
 mkdir -p "$work/kmod"
