@@ -63,7 +63,8 @@ int main(int argc, char **argv)
 	struct ibv_srq_init_attr sia;
 	struct ibv_qp_attr qa;
 	struct ibv_wc wc[4];
-	struct ibv_sge sge;
+	struct ibv_sge sge, sgl[16];
+	struct ibv_qp_cap cap;
 	struct ibv_recv_wr rwr, *rbad;
 	struct ibv_send_wr swr, *sbad;
 	static char buf[1 << 16];
@@ -121,10 +122,15 @@ int main(int argc, char **argv)
 	qia.cap.max_recv_sge = 2;
 	qia.cap.max_inline_data = 64;
 	qp = ibv_create_qp(pd, &qia);
-	result(qp != NULL && qia.cap.max_inline_data >= 64, "create_qp",
-	       "errno %d inline %u", errno, qia.cap.max_inline_data);
+	result(qp != NULL && qia.cap.max_inline_data >= 64 &&
+		       qia.cap.max_send_sge >= 2 && qia.cap.max_recv_sge >= 2 &&
+		       qia.cap.max_send_sge < 16 && qia.cap.max_recv_sge < 16,
+	       "create_qp", "errno %d inline %u sge %u/%u", errno,
+	       qia.cap.max_inline_data, qia.cap.max_send_sge,
+	       qia.cap.max_recv_sge);
 	if (!qp)
 		return 1;
+	cap = qia.cap; /* granted, may exceed what we asked for */
 	memset(&qia, 0, sizeof(qia));
 	qia.qp_type = IBV_QPT_UD;
 	qia.send_cq = cq;
@@ -149,10 +155,14 @@ int main(int argc, char **argv)
 	sge.addr = (uintptr_t)buf;
 	sge.length = 256;
 	sge.lkey = mr->lkey;
+	for (i = 0; i < 16; i++) {
+		sgl[i] = sge;
+		sgl[i].addr += (uint64_t)i * 1024;
+	}
 	memset(&rwr, 0, sizeof(rwr));
-	rwr.sg_list = &sge;
-	rwr.num_sge = 1;
-	sched_yield(); /* marker: fast path begins */
+	rwr.sg_list = sgl;
+	rwr.num_sge = (int)cap.max_recv_sge; /* exactly the granted limit */
+	sched_yield();			     /* marker: fast path begins */
 	posted = 0;
 	for (i = 0; i < 4096; i++) {
 		rwr.wr_id = (uint64_t)i;
@@ -172,7 +182,7 @@ int main(int argc, char **argv)
 	       "post_recv_until_full", "ret %d after %d receives", ret, posted);
 	result(empty_polls == loops, "poll_empty_cq", "%d of %ld polls empty",
 	       empty_polls, loops);
-	rwr.num_sge = 3; /* more than max_recv_sge */
+	rwr.num_sge = (int)cap.max_recv_sge + 1;
 	ret = ibv_post_recv(qp, &rwr, &rbad);
 	result(ret == EINVAL, "post_recv_too_many_sge", "ret %d", ret);
 
@@ -185,9 +195,14 @@ int main(int argc, char **argv)
 	result(ret == EINVAL && sbad == &swr, "post_send_bad_opcode", "ret %d",
 	       ret);
 	swr.opcode = IBV_WR_SEND;
-	swr.num_sge = 3;
+	swr.sg_list = sgl;
+	swr.num_sge = (int)cap.max_send_sge; /* exactly the granted limit */
+	ret = ibv_post_send(qp, &swr, &sbad);
+	result(ret == 0, "post_send_max_sge", "ret %d", ret);
+	swr.num_sge = (int)cap.max_send_sge + 1;
 	ret = ibv_post_send(qp, &swr, &sbad);
 	result(ret == EINVAL, "post_send_too_many_sge", "ret %d", ret);
+	swr.sg_list = &sge;
 	swr.num_sge = 1;
 	sge.length = 200; /* beyond the granted inline size (<= 96) */
 	swr.send_flags = IBV_SEND_INLINE;
@@ -217,6 +232,7 @@ int main(int argc, char **argv)
 		struct ibv_srq_attr sa;
 
 		sge.length = 64;
+		rwr.sg_list = &sge;
 		rwr.num_sge = 1;
 		ret = ibv_post_srq_recv(srq, &rwr, &rbad);
 		result(ret == 0, "post_srq_recv", "ret %d", ret);

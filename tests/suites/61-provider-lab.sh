@@ -31,7 +31,7 @@ done
 
 out=$(mktemp -d "${TMPDIR:-/tmp}/provider-lab.XXXXXX")
 trap 'rm -rf "$out"' EXIT
-nice tests/lab/lab run -n 1 --name provider --timeout "${PROVIDER_LAB_TIMEOUT:-420}" \
+nice tests/lab/lab run -n 1 --name provider --timeout "${PROVIDER_LAB_TIMEOUT:-240}" \
 	-- tests/provider/lab-guest.sh >"$out/log" 2>&1
 rc=$?
 # lab run prints the guest's PASS/FAIL/SKIP lines and its own verdict.
@@ -46,7 +46,7 @@ if ! grep -q '^PASS: provider.lab.device_up' "$out/log"; then
 	echo "SKIP: provider.lab.ib_write_bw (no swiwarp device in the first run)"
 	exit 0
 fi
-nice tests/lab/lab run -n 2 --name provider-cm --timeout "${PROVIDER_LAB_TIMEOUT:-420}" \
+nice tests/lab/lab run -n 2 --name provider-cm --timeout "${PROVIDER_LAB_TIMEOUT:-240}" \
 	-- tests/provider/lab-rping.sh >"$out/log2" 2>&1
 rc=$?
 cat "$out/log2"

@@ -495,8 +495,13 @@ static struct ibv_qp *swi_create_qp(struct ibv_pd *pd,
 	qp->sq.num = resp.drv.num_sqe;
 	qp->sq.ctrl =
 		(struct swiwarp_sq_ctrl *)(qp->sq.ring + resp.drv.num_sqe);
-	/* Never trust the kernel's numbers beyond the device limits. */
-	qp->sq.max_sge = resp.ibv.max_send_sge;
+	/*
+	 * Granted capabilities: libibverbs writes them back into attr->cap
+	 * (on its ioctl path the legacy response struct is not filled in, so
+	 * resp.ibv must not be read).  Never trust them beyond the device
+	 * limits.
+	 */
+	qp->sq.max_sge = attr->cap.max_send_sge;
 	if (qp->sq.max_sge > sctx->max_sge)
 		qp->sq.max_sge = sctx->max_sge;
 	qp->sq.max_inline = resp.drv.max_inline;
@@ -517,7 +522,7 @@ static struct ibv_qp *swi_create_qp(struct ibv_pd *pd,
 		qp->rq_map_len = resp.drv.rq_mmap_len;
 		qp->rq.ring = qp->rq_map;
 		qp->rq.num = resp.drv.num_rqe;
-		qp->rq.max_sge = resp.ibv.max_recv_sge;
+		qp->rq.max_sge = attr->cap.max_recv_sge;
 		if (qp->rq.max_sge > sctx->max_sge)
 			qp->rq.max_sge = sctx->max_sge;
 	}
