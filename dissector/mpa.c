@@ -296,6 +296,18 @@ static guint32 fpdu_crc(tvbuff_t *tvb, guint start, guint len)
 	return iwarp_crc32c(p, len);
 }
 
+/*
+ * The first MPA item of a frame replaces TCP's Info text (flags, Seq, Ack)
+ * with ours; later FPDUs of the same frame append to it.
+ */
+static void first_in_frame(packet_info *pinfo)
+{
+	if (p_get_proto_data(pinfo->pool, pinfo, proto_mpa, 0))
+		return;
+	p_add_proto_data(pinfo->pool, pinfo, proto_mpa, 0, GUINT_TO_POINTER(1));
+	col_clear(pinfo->cinfo, COL_INFO);
+}
+
 static int dissect_fpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
 	struct fpdu_ctx *cx = (struct fpdu_ctx *)data;
@@ -311,6 +323,7 @@ static int dissect_fpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
 	struct swiwarp_ulpdu_info ui;
 
 	col_set_str(pinfo->cinfo, COL_PROTOCOL, "iWARP");
+	first_in_frame(pinfo);
 	ti = proto_tree_add_item(tree, proto_mpa, tvb, 0, -1, ENC_NA);
 	ft = proto_item_add_subtree(ti, ett_mpa);
 	proto_item_append_text(ti, ", FPDU");
@@ -423,6 +436,7 @@ static int dissect_req_rep(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		total = tvb_captured_length(tvb);
 
 	col_set_str(pinfo->cinfo, COL_PROTOCOL, "MPA");
+	first_in_frame(pinfo);
 	col_append_sep_str(pinfo->cinfo, COL_INFO, ", ",
 			   is_req ? "MPA Request" : (flags & SW_MPA_FLAG_R ? "MPA Reply (reject)"
 									: "MPA Reply"));
@@ -575,43 +589,42 @@ static int resync_plain(tvbuff_t *tvb, gboolean accept_nocrc, gboolean *crc)
 }
 
 /*
- * With markers the stream start cannot be at offset 0 in general: find a
- * 4-byte marker whose FPDUPTR leads back to an FPDU inside this segment
- * that passes the CRC once its markers (one every 512 bytes from that one)
- * are taken out.  Returns the FPDU offset and sets the marker origin.
+ * With markers, an FPDU that starts a segment may contain a marker, which
+ * breaks the plain check.  Senders start segments with FPDUs, and a marker
+ * at offset o of an FPDU carries FPDUPTR o, so look for a 4-aligned marker
+ * pointing back to offset 0 whose FPDU passes the CRC once its markers (one
+ * every 512 bytes from that one) are taken out.  Returns 0 and sets the
+ * marker origin, or -1.
  */
 static int resync_markers(tvbuff_t *tvb, guint32 seq, struct mpa_dir_state *ds)
 {
 	guint avail = tvb_captured_length(tvb);
 	guint o;
 
-	for (o = 0; o + SW_MARKER_LEN <= avail && o < SW_MARKER_INTERVAL; o++) {
-		guint16 res = tvb_get_ntohs(tvb, o);
-		guint32 ptr, start;
+	for (o = 0; o + SW_MARKER_LEN <= avail && o < SW_MARKER_INTERVAL; o += SW_MARKER_LEN) {
 		struct iwarp_marked_fpdu info;
+		guint32 ptr;
 		guint8 *buf;
 		int r;
 		gboolean ok;
 
-		if (res != 0)
+		if (tvb_get_ntohs(tvb, o) != 0)
 			continue;
 		ptr = tvb_get_ntohs(tvb, o + SW_MARKER_RES_LEN) & ~SW_MARKER_PTR_IGNORED_BITS;
-		if (ptr > o)
+		if (ptr != o)
 			continue;
-		start = o - ptr;
-		buf = (guint8 *)g_malloc(avail - start);
-		r = iwarp_markers_strip(seq + o, seq + start, tvb_get_ptr(tvb, start, avail - start),
-					avail - start, buf, avail - start, &info);
+		buf = (guint8 *)g_malloc(avail);
+		r = iwarp_markers_strip(seq + o, seq, tvb_get_ptr(tvb, 0, avail), avail, buf, avail,
+					&info);
 		ok = r >= (int)(SW_MPA_HDR_LEN + SW_DDP_MIN_HDR_LEN + SW_MPA_CRC_LEN) &&
 		     info.markers > 0 && info.crc_ok &&
-		     sw_ddp_rdmap_hdr_plausible(buf + SW_MPA_HDR_LEN,
-						iwarp_get_be16(buf));
+		     sw_ddp_rdmap_hdr_plausible(buf + SW_MPA_HDR_LEN, iwarp_get_be16(buf));
 		g_free(buf);
 		if (ok) {
 			ds->markers = TRUE;
 			ds->start_known = TRUE;
 			ds->start_seq = seq + o;
-			return (int)start;
+			return 0;
 		}
 	}
 	return -1;

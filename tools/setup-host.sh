@@ -18,6 +18,8 @@ packages=(
 	ibverbs-providers strace
 	# captures and dissection
 	tshark wireshark-dev tcpdump
+	# README screenshot of the Wireshark GUI (tests/dissector/screenshot.sh)
+	wireshark xvfb xauth x11-apps
 	# baselines and plotting
 	iperf3 python3-matplotlib
 	# libdpi / flows

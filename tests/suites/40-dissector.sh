@@ -265,19 +265,22 @@ table=$build/dissector-compare.md
 {
 	echo "| capture | frames | FPDUs (ours / built-in) | CRC-verified good (ours / built-in) | bad CRC flagged (ours / built-in) | malformed or error frames (ours / built-in) | Read matched (ours / built-in) |"
 	echo "|---|---|---|---|---|---|---|"
+	goldens=$(ls "$top"/tests/dissector/captures/*.pcap 2>/dev/null | xargs -r -n1 basename | sed 's/\.pcap$//')
+	for g in $goldens; do
+		install -m 644 "$top/tests/dissector/captures/$g.pcap" "$caps/$g.pcap"
+	done
 	for cap in rev1_crc rev1_nocrc rev2_crc rev2_nocrc opcodes terminate markers markers_oneway \
-		markers_wrap segmentation badcrc midstream errors; do
-		f=$(meta "$cap" frames)
-		o_fpdu=$(count_field "$cap" mpa.ulpdu_len)
-		b_fpdu=$(ts_builtin -r "$caps/$cap.pcap" -T fields -e iwarp_mpa.ulpdulength -E occurrence=a |
-			tr ',' '\n' | grep -c .)
-		o_good=$(ts -r "$caps/$cap.pcap" -T fields -e mpa.crc.status -E occurrence=a | tr ',' '\n' |
-			grep -c '^1$')
-		b_good=$(ts_builtin -r "$caps/$cap.pcap" -T fields -e iwarp_mpa.crc_check -E occurrence=a |
-			tr ',' '\n' | grep -c .)
-		b_good=$(ts_builtin -r "$caps/$cap.pcap" -V | grep -c 'Good CRC32')
-		o_bad=$(count_frames "$cap" 'mpa.crc.status == 0')
-		b_bad=$(ts_builtin -r "$caps/$cap.pcap" -V | grep -c 'Bad CRC32')
+		markers_wrap segmentation badcrc midstream errors $goldens; do
+		f=$(ts -r "$caps/$cap.pcap" -T fields -e frame.number | grep -c .)
+		ts -r "$caps/$cap.pcap" -T fields -e mpa.ulpdu_len -e mpa.crc.status -E occurrence=a \
+			>"$work/ours.txt"
+		o_fpdu=$(cut -f1 "$work/ours.txt" | tr ',' '\n' | grep -c .)
+		o_good=$(cut -f2 "$work/ours.txt" | tr ',' '\n' | grep -c '^1$')
+		o_bad=$(cut -f2 "$work/ours.txt" | tr ',' '\n' | grep -c '^0$')
+		ts_builtin -r "$caps/$cap.pcap" -V >"$work/builtin.txt"
+		b_fpdu=$(grep -c 'ULPDU length:' "$work/builtin.txt")
+		b_good=$(grep -c 'Good CRC32' "$work/builtin.txt")
+		b_bad=$(grep -c 'Bad CRC32' "$work/builtin.txt")
 		o_mal=$(count_frames "$cap" '_ws.malformed || _ws.expert.severity == "Error"')
 		b_mal=$(ts_builtin -r "$caps/$cap.pcap" -Y '_ws.malformed || _ws.expert.severity == "Error"' \
 			-T fields -e frame.number | grep -c .)
@@ -293,14 +296,31 @@ golden=$top/tests/dissector/captures
 if ls "$golden"/*.pcap >/dev/null 2>&1; then
 	for g in "$golden"/*.pcap; do
 		name=$(basename "$g" .pcap)
-		cp "$g" "$caps/$name.pcap"
-		chmod a+r "$caps/$name.pcap"
+		install -m 644 "$g" "$caps/$name.pcap"
 		n=$(count_field "$name" mpa.ulpdu_len)
 		bad=$(count_frames "$name" '_ws.malformed || _ws.expert.severity == "Error"')
 		if [ "$n" -gt 0 ] && [ "$bad" -eq 0 ]; then
-			pass "golden.$name"
+			pass "golden.$name.decoded"
 		else
-			fail "golden.$name" "($n FPDUs, $bad malformed/error frames)"
+			fail "golden.$name.decoded" "($n FPDUs, $bad malformed/error frames)"
+		fi
+		# every Read Request answered, and answered by the frame that names it
+		nreq=$(count_frames "$name" 'rdmap.opcode == 1')
+		pairs=$(ts -2 -r "$caps/$name.pcap" -Y 'rdmap.read.response_in' -T fields -e frame.number \
+			-e rdmap.read.response_in)
+		ok=0
+		while read -r rq rs; do
+			[ -n "$rq" ] || continue
+			back=$(ts -2 -r "$caps/$name.pcap" -Y "frame.number == $rs" -T fields \
+				-e rdmap.read.request_in -E occurrence=l)
+			[ "$back" = "$rq" ] && ok=$((ok + 1))
+		done <<<"$pairs"
+		if [ "$nreq" -gt 0 ] && [ "$ok" -eq "$nreq" ]; then
+			pass "golden.$name.reads_matched"
+		elif [ "$nreq" -eq 0 ]; then
+			echo "golden $name has no RDMA Read"
+		else
+			fail "golden.$name.reads_matched" "($ok of $nreq Read Requests matched both ways)"
 		fi
 	done
 else
