@@ -1,0 +1,327 @@
+#!/bin/bash
+# Guest side of tests/suites/70-dpi.sh: libdpi end to end on two lab guests.
+# Usage (in a lab guest, N=2): lab-guest.sh DRIVER    (rxe | siw | swiwarp)
+# Guest 1 is DPI node 0 (owner, consumer, directory); guest 2 runs the
+# sources.  Every test uses its own port so no listener is ever reused.
+# Result names: dpi.DRIVER.TEST (reported by guest 1 unless noted).
+source "$LAB_TOP/tests/lab/lib.sh"
+drv=${1:?usage: lab-guest.sh rxe|siw|swiwarp}
+bin=${DPI_BIN:-$BUILD/userspace/dpi}
+dpi=$bin/dpi
+t=dpi.$drv
+work=/tmp/dpi
+mkdir -p "$work"
+out=$LAB_OUT/dpi-$drv
+mkdir -p "$out"
+export DPI_TIMEOUT_MS=60000
+
+"lab_load_$drv"
+rc=$?
+if [ $rc -ne 0 ]; then
+	if [ "$LAB_ID" = 1 ]; then
+		if [ $rc -eq 2 ]; then lab_skip "$t" "driver $drv not built"; else lab_fail "$t.load" "lab_load_$drv returned $rc"; fi
+	fi
+	lab_barrier loaded 300
+	[ $rc -eq 2 ] && exit 0
+	lab_finish
+fi
+lab_barrier loaded 300 || { lab_fail "$t.barrier-loaded-g$LAB_ID"; lab_finish; }
+
+# spec PORT: a spec file for one test (node 0 = guest 1, node 1 = guest 2)
+spec() {
+	local f=$work/spec.$1
+	printf 'node 0 192.0.2.1:%s\nnode 1 192.0.2.2:%s\n' "$1" "$1" >"$f"
+	echo "$f"
+}
+
+# wait_up LOG: until a dpi process logged that its node listens
+wait_up() {
+	local i
+	for i in $(seq 300); do
+		grep -q 'dpi: node 0 up' "$1" 2>/dev/null && return 0
+		sleep 0.2
+	done
+	echo "node did not come up: $(cat "$1")" >&2
+	return 1
+}
+
+# field LOG KEY: value of KEY=... in the last cat/gen summary line
+field() { grep -o "$2=[^ ]*" "$1" | tail -1 | cut -d= -f2; }
+
+g1() { [ "$LAB_ID" = 1 ]; }
+# want N: section N is selected ($DPI_TESTS, e.g. "1 5"; default all)
+want() { [ -z "${DPI_TESTS:-}" ] || [[ " $DPI_TESTS " == *" $1 "* ]]; }
+
+# ---------------------------------------------------------------------------
+# 1. Listing 1 of the paper, as printed, against a consumer on node 0.
+export DPI_CLUSTER
+if want 1; then
+DPI_CLUSTER=$(spec 7471)
+if g1; then
+	"$dpi" --id 0 cat buffer --sources 1 --wait-ms 90000 >"$out/listing1.out" 2>"$out/listing1.err" &
+	pid=$!
+	wait_up "$out/listing1.err"
+	lab_barrier l1-up
+	lab_barrier l1-done
+	wait $pid
+	rc=$?
+	if [ $rc -eq 0 ] && cmp -s "$out/listing1.out" <(printf 'Hello \0World!\0'); then
+		lab_pass "$t.listing1"
+	else
+		lab_fail "$t.listing1" "cat rc=$rc got '$(od -c "$out/listing1.out" | head -3 | tr '\n' ' ')' $(tail -2 "$out/listing1.err" | tr '\n' ' ')"
+	fi
+else
+	lab_barrier l1-up
+	"$bin/dpi-listing1" >"$out/listing1-src.log" 2>&1
+	echo "listing1 exit $?" >>"$out/listing1-src.log"
+	lab_barrier l1-done
+fi
+
+fi
+
+# ---------------------------------------------------------------------------
+# 2. k appenders x m random-size appends (1 byte, exactly a segment's worth,
+#    random), contents and per-source order verified.  Two source processes:
+#    one with the measured copy/register threshold, one forcing registration
+#    in place from 2 KiB, so both memory paths carry data.
+if want 2; then
+DPI_CLUSTER=$(spec 7472)
+if g1; then
+	"$dpi" --id 0 cat many --create --segment-size 16384 --segments 4 --sources 4 --verify --count 250 \
+		--wait-ms 90000 >/dev/null 2>"$out/many.err" &
+	pid=$!
+	wait_up "$out/many.err"
+	lab_barrier many-up
+	lab_barrier many-done
+	wait $pid
+	rc=$?
+	want=$(cat "$LAB_SHARED/many.bytes" 2>/dev/null)
+	got=$(field "$out/many.err" bytes)
+	recs=$(field "$out/many.err" records)
+	if [ $rc -eq 0 ] && [ "$recs" = 1000 ] && [ -n "$want" ] && [ "$got" = "$want" ] &&
+		[ "$(grep -c ' closed records=250' "$out/many.err")" = 4 ]; then
+		lab_pass "$t.append-4x250-verified"
+	else
+		lab_fail "$t.append-4x250-verified" "rc=$rc records=$recs bytes=$got want=$want: $(grep -v '^dpi: node' "$out/many.err" | tail -6 | tr '\n' ' ')"
+	fi
+else
+	lab_barrier many-up
+	"$dpi" gen many --appenders 2 --count 250 --seed 11 2>"$out/many-a.log" &
+	p1=$!
+	DPI_CRITICAL_SIZE=2048 "$dpi" gen many --appenders 2 --count 250 --seed 12 2>"$out/many-b.log"
+	r2=$?
+	wait $p1
+	r1=$?
+	a=$(field "$out/many-a.log" bytes)
+	b=$(field "$out/many-b.log" bytes)
+	echo $((a + b)) >"$LAB_SHARED/many.bytes"
+	zc=$(field "$out/many-b.log" zero_copy)
+	if [ $r1 -eq 0 ] && [ $r2 -eq 0 ] && [ "${zc:-0}" -gt 0 ]; then
+		lab_pass "$t.append-sources-g2"
+	else
+		lab_fail "$t.append-sources-g2" "gen rc=$r1/$r2 zero_copy=$zc: $(tail -1 "$out/many-a.log") $(tail -1 "$out/many-b.log")"
+	fi
+	lab_barrier many-done
+fi
+
+fi
+
+# ---------------------------------------------------------------------------
+# 3. A slow consumer: a 2-segment ring of 4 KiB, the consumer sleeps 3 ms per
+#    record.  The source must stall (backpressure) and nothing may be lost or
+#    overwritten (contents verified).
+if want 3; then
+DPI_CLUSTER=$(spec 7473)
+if g1; then
+	"$dpi" --id 0 cat slow --create --segment-size 4096 --segments 2 --sources 1 --verify --count 300 \
+		--slow-us 3000 --wait-ms 90000 >/dev/null 2>"$out/slow.err" &
+	pid=$!
+	wait_up "$out/slow.err"
+	lab_barrier slow-up
+	lab_barrier slow-done
+	wait $pid
+	rc=$?
+	stalls=$(cat "$LAB_SHARED/slow.stalls" 2>/dev/null)
+	if [ $rc -eq 0 ] && [ "$(field "$out/slow.err" records)" = 300 ] && [ "${stalls:-0}" -gt 0 ]; then
+		lab_pass "$t.backpressure-slow-consumer"
+	else
+		lab_fail "$t.backpressure-slow-consumer" "rc=$rc stalls=$stalls: $(tail -3 "$out/slow.err" | tr '\n' ' ')"
+	fi
+else
+	lab_barrier slow-up
+	"$dpi" gen slow --count 300 --max-size 900 --seed 5 2>"$out/slow-src.log"
+	field "$out/slow-src.log" stalls >"$LAB_SHARED/slow.stalls"
+	lab_barrier slow-done
+fi
+
+fi
+
+# ---------------------------------------------------------------------------
+# 4. A source that crashes after flushing 60 records, then restarts as a new
+#    source: the owner reports the first as aborted with exactly its flushed
+#    records, the second closed with all of its records.
+if want 4; then
+DPI_CLUSTER=$(spec 7474)
+if g1; then
+	"$dpi" --id 0 cat rs --create --segment-size 4096 --sources 2 --verify --count 50 \
+		--wait-ms 90000 >/dev/null 2>"$out/rs.err" &
+	pid=$!
+	wait_up "$out/rs.err"
+	lab_barrier rs-up
+	lab_barrier rs-done
+	wait $pid
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q '^dpi: source 0 node -1 aborted records=60 reason: source .*disconnected' "$out/rs.err" &&
+		grep -q '^dpi: source 1 node -1 closed records=50$' "$out/rs.err"; then
+		lab_pass "$t.source-restart"
+	else
+		lab_fail "$t.source-restart" "rc=$rc: $(grep -v '^dpi: node' "$out/rs.err" | tail -4 | tr '\n' ' ')"
+	fi
+else
+	lab_barrier rs-up
+	"$dpi" gen rs --count 100 --abort-after 60 --max-size 1000 --seed 3 2>"$out/rs-a.log"
+	echo "crashed source exit $?" >>"$out/rs-a.log"
+	"$dpi" gen rs --count 50 --max-size 1000 --seed 4 2>"$out/rs-b.log"
+	lab_barrier rs-done
+fi
+
+fi
+
+# ---------------------------------------------------------------------------
+# 5. The owner node restarts under a connected client: the client's old
+#    source fails with connection_lost, and the pool reconnects for new work.
+if want 5; then
+DPI_CLUSTER=$(spec 7475)
+if g1; then
+	"$dpi" --id 0 node 2>"$out/own1.err" &
+	pid=$!
+	for _ in $(seq 300); do grep -q 'up, critical' "$out/own1.err" && break; sleep 0.2; done
+	lab_barrier own-up
+	lab_barrier own-appended
+	kill -9 $pid
+	wait $pid 2>/dev/null
+	"$dpi" --id 0 cat pr --sources 1 --newline --wait-ms 90000 >"$out/own2.out" 2>"$out/own2.err" &
+	pid=$!
+	wait_up "$out/own2.err"
+	lab_barrier own-restarted
+	lab_barrier own-done
+	wait $pid
+	rc=$?
+	prc=$(cat "$LAB_SHARED/own.rc" 2>/dev/null)
+	if [ $rc -eq 0 ] && [ "$prc" = 0 ] && [ "$(cat "$out/own2.out")" = after-restart ]; then
+		lab_pass "$t.owner-restart"
+	else
+		lab_fail "$t.owner-restart" "cat rc=$rc probe rc=$prc out='$(head -c 80 "$out/own2.out")' $(tail -2 "$out/own2.err" | tr '\n' ' ')"
+	fi
+else
+	lab_barrier own-up
+	rm -f "$work/go"
+	"$dpi" probe-restart pr --owner 0 --wait-file "$work/go" 2>"$out/probe.log" &
+	ppid=$!
+	for _ in $(seq 300); do grep -q 'waiting for' "$out/probe.log" && break; sleep 0.2; done
+	lab_barrier own-appended
+	lab_barrier own-restarted
+	touch "$work/go"
+	wait $ppid
+	echo $? >"$LAB_SHARED/own.rc"
+	cat "$out/probe.log" >&2
+	lab_barrier own-done
+fi
+
+fi
+
+# ---------------------------------------------------------------------------
+# 6. Bad input gets clear errors; region read/write (DPI_Read/DPI_Write).
+#    Reported by guest 2, where the clients run.
+if want 6; then
+DPI_CLUSTER=$(spec 7476)
+# expect NAME WANT_RC PATTERN CMD...: CMD exits WANT_RC and stderr matches
+expect() {
+	local name=$1 want=$2 pat=$3 rc
+	shift 3
+	"$@" >"$work/$name.out" 2>"$work/$name.err"
+	rc=$?
+	cp "$work/$name.err" "$out/$name.err"
+	if [ $rc -eq "$want" ] && { [ -z "$pat" ] || grep -Eq "$pat" "$work/$name.err"; }; then
+		lab_pass "$t.$name"
+	else
+		lab_fail "$t.$name" "rc=$rc (want $want): $(head -c 300 "$work/$name.err")"
+	fi
+}
+if g1; then
+	"$dpi" --id 0 node 2>"$out/err-node.err" &
+	pid=$!
+	for _ in $(seq 300); do grep -q 'up, critical' "$out/err-node.err" && break; sleep 0.2; done
+	lab_barrier err-up
+	lab_barrier err-done
+	kill $pid
+	wait $pid
+else
+	lab_barrier err-up
+	expect error-unknown-buffer 1 "unknown_buffer: unknown buffer: no buffer 'nosuch' in the directory" \
+		"$dpi" append nosuch --data x
+	head -c 5000 /dev/zero >"$work/big"
+	"$dpi" create small --owner 0 --segment-size 4096
+	expect error-oversize-append 1 "too_large: append larger than a segment: append of 5000 bytes to 'small' exceeds its maximum of 4088" \
+		"$dpi" append small --file "$work/big" --chunk 5000
+	printf 'node 0 192.0.2.1:99999\n' >"$work/bad.spec"
+	expect error-malformed-spec 1 "spec_error: bad cluster spec: $work/bad.spec:1: port '99999' is not in 1..65535" \
+		"$dpi" --spec "$work/bad.spec" append x --data y
+	printf 'node 0 192.0.2.1:7476\nnode 5 192.0.2.77:7476\nnode 6 192.0.2.1:7999\n' >"$work/far.spec"
+	expect error-unreachable-node 1 "unreachable: node unreachable: node 5 \(192.0.2.77:7476\)" \
+		"$dpi" --spec "$work/far.spec" --connect-timeout-ms 4000 create x --owner 5
+	expect error-refused-node 1 "unreachable: node unreachable: node 6 \(192.0.2.1:7999\)" \
+		"$dpi" --spec "$work/far.spec" --connect-timeout-ms 4000 create x --owner 6
+	expect error-unknown-node 1 "invalid_argument: .*owner node 9 is not in the cluster spec" \
+		"$dpi" create x --owner 9
+	# regions: DPI_Write then DPI_Read over RDMA, and a read past the end
+	"$dpi" create reg --owner 0 --region 1048576
+	"$dpi" write reg 1000 --data hello
+	expect region-read-write 0 "" "$dpi" read reg 998 9
+	if ! cmp -s "$work/region-read-write.out" <(printf '\0\0hello\0\0'); then
+		lab_fail "$t.region-read-back" "read back '$(od -c "$work/region-read-write.out" | head -2 | tr '\n' ' ')'"
+	else
+		lab_pass "$t.region-read-back"
+	fi
+	expect error-out-of-bounds 1 "out_of_bounds: access outside the region: 10 bytes at offset 1048570" \
+		"$dpi" read reg 1048570 10
+	expect error-wrong-kind 1 "wrong_kind: .*'small' is an append buffer, not a region" \
+		"$dpi" read small 0 1
+	lab_barrier err-done
+fi
+
+fi
+
+# ---------------------------------------------------------------------------
+# 7. The C API beyond Listing 1 (DPI_Scatter, DPI_Write/Read/Gather,
+#    DPI_Finalize, error codes) from guest 2; the scattered parts arrive at
+#    node 0's consumer of both buffers.
+if want 7; then
+DPI_CLUSTER=$(spec 7477)
+if g1; then
+	"$dpi" --id 0 cat sa,sb --sources 1 --newline --wait-ms 90000 >"$out/capi.out" 2>"$out/capi.err" &
+	pid=$!
+	wait_up "$out/capi.err"
+	lab_barrier capi-up
+	lab_barrier capi-done
+	wait $pid
+	rc=$?
+	if [ $rc -eq 0 ] && [ "$(sort "$out/capi.out" | tr '\n' ' ')" = "scatter-A scatter-B " ]; then
+		lab_pass "$t.scatter"
+	else
+		lab_fail "$t.scatter" "rc=$rc out='$(tr '\n' ' ' <"$out/capi.out")' $(tail -2 "$out/capi.err" | tr '\n' ' ')"
+	fi
+else
+	lab_barrier capi-up
+	"$bin/tests/dpi-capi-check" >"$out/capi-check.log" 2>&1
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		lab_pass "$t.c-api"
+	else
+		lab_fail "$t.c-api" "$(grep FAILED "$out/capi-check.log" | head -3 | tr '\n' ' ')"
+	fi
+	lab_barrier capi-done
+fi
+fi
+
+lab_finish

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// libdpi: the DPI memory API (remote buffers, many-source append, read/write,
+// scatter/gather) over RDMA verbs, connected through rdma_cm only, so it runs
+// on iWARP (swiwarp, upstream siw) and RoCE (rxe) alike.  No remote atomics,
+// no write-with-immediate.
+//
+// This is the idiomatic C++ layer (namespace dpi).  Errors are reported by
+// throwing dpi::Error, which carries a dpi::Errc code and a readable message.
+// The paper's C-style functions (DPI_Init, DPI_Append, ...) live in
+// <dpi/dpi.h> and turn these exceptions into integer codes.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dpi
+{
+
+// Error codes.  The numeric values are the DPI_* integer codes of <dpi/dpi.h>.
+enum class Errc : int {
+	ok = 0,
+	not_initialized = 1,  // context used before DPI_Init or after DPI_Finalize
+	invalid_argument = 2, // bad name, size, option, node id ...
+	spec_error = 3,       // the cluster spec is missing or malformed
+	unknown_buffer = 4,   // no buffer of that name exists (directory or owner)
+	wrong_kind = 5,       // e.g. DPI_Read on an append buffer
+	too_large = 6,        // an append bigger than one segment can hold
+	out_of_bounds = 7,    // read/write beyond a region
+	unreachable = 8,      // the node could not be connected
+	connection_lost = 9,  // an established connection broke
+	timeout = 10,         // an operation gave up waiting
+	resources = 11,       // out of memory, queue space, rings
+	protocol = 12,        // a peer sent something that makes no sense
+	system = 13,          // a verbs/rdma_cm/OS call failed
+	closed = 14,          // the appender or buffer was already closed
+	not_local = 15,       // consuming a buffer owned by another node
+};
+
+// The canonical short description of a code ("unknown buffer").
+const char *errc_message(Errc code) noexcept;
+// The enumerator's name ("unknown_buffer").
+const char *errc_name(Errc code) noexcept;
+
+class Error : public std::runtime_error
+{
+public:
+	// what() is "<errc_message(code)>: <detail>"
+	Error(Errc code, const std::string &detail);
+	[[nodiscard]] Errc code() const noexcept { return code_; }
+	[[nodiscard]] const std::string &detail() const noexcept { return detail_; }
+
+private:
+	Errc code_;
+	std::string detail_;
+};
+
+// One node of the cluster spec.
+struct NodeAddress {
+	int id = -1;
+	std::string host;     // IPv4/IPv6 literal or name
+	uint16_t port = 7471; // rdma_cm port
+	std::string device;   // optional RDMA device name the address must map to
+};
+
+// The cluster spec maps node ids to addresses.  Text format, one entry per line:
+//   # comment
+//   node <id> <host>[:<port>] [device=<name>]
+//   directory <id>           (the node holding the buffer directory; default:
+//                             the lowest id)
+class ClusterSpec
+{
+public:
+	// Throws Error(spec_error) with "origin:line: reason" on malformed text.
+	static ClusterSpec parse(std::string_view text, std::string_view origin = "spec");
+	static ClusterSpec load(const std::string &path);
+	// Uses $DPI_CLUSTER (a path).  Throws spec_error if unset or unreadable.
+	static ClusterSpec from_env();
+
+	[[nodiscard]] const NodeAddress *find(int id) const noexcept;
+	[[nodiscard]] const NodeAddress &at(int id) const; // throws invalid_argument
+	[[nodiscard]] const std::vector<NodeAddress> &nodes() const noexcept { return nodes_; }
+	[[nodiscard]] int directory_node() const noexcept { return directory_; }
+
+private:
+	std::vector<NodeAddress> nodes_;
+	int directory_ = -1;
+};
+
+enum class BufferKind : uint32_t { append = 1, region = 2 };
+
+struct BufferOptions {
+	BufferKind kind = BufferKind::append;
+	// append buffers: each source gets a private ring of `segments` segments of
+	// `segment_size` bytes in the owner's memory.  One append (record) must fit
+	// in one segment (segment_size - 8 bytes of framing).
+	size_t segment_size = 1U << 20;
+	uint32_t segments = 8;
+	// region buffers: a flat, zero-filled array for DPI_Read/DPI_Write.
+	size_t region_size = 0;
+};
+
+struct Options {
+	ClusterSpec spec;
+	// This process's node id in the spec, or -1 for an anonymous client (it can
+	// use buffers but not host them).  DPI_Init takes it from $DPI_NODE_ID.
+	int node_id = -1;
+	std::chrono::milliseconds connect_timeout{5000};
+	// How long an append waits for ring space (backpressure) or a reply
+	// before failing with Errc::timeout.  0 = wait forever.
+	std::chrono::milliseconds op_timeout{0};
+	// Copy-vs-register threshold.  0 = measure at init on the actual device.
+	size_t critical_size = 0;
+};
+
+struct Stats {
+	uint64_t appends = 0;
+	uint64_t bytes_appended = 0;
+	uint64_t copied_appends = 0;    // staged by memcpy into a pre-registered block
+	uint64_t zero_copy_appends = 0; // registered in place (>= critical size)
+	uint64_t segments_sealed = 0;
+	uint64_t credit_stalls = 0; // times an appender waited for ring space
+	uint64_t signaled_wrs = 0;
+	uint64_t posted_wrs = 0;
+};
+
+class Node;
+class Appender;
+class Consumer;
+class Region;
+
+// One received record.  `data` points into the owner's ring memory and stays
+// valid until the next call to Consumer::next()/poll().
+struct Record {
+	uint32_t source = 0;  // ring index within the buffer, in join order
+	int source_node = -1; // the appending node's id (-1: anonymous)
+	uint64_t index = 0;   // record number within that source, from 0
+	std::span<const std::byte> data;
+};
+
+enum class SourceState { open, closed, aborted };
+
+struct SourceInfo {
+	uint32_t source = 0;
+	int node = -1;
+	SourceState state = SourceState::open;
+	uint64_t records = 0; // consumed so far
+	std::string reason;   // why it was aborted
+};
+
+// The per-process DPI runtime: the cluster spec, the connection pool (one
+// rdma_cm connection per peer, created on first use and kept), the buffers
+// this node hosts, and a progress thread.
+class Node : public std::enable_shared_from_this<Node>
+{
+public:
+	static std::shared_ptr<Node> start(Options opts);
+	virtual ~Node() = default;
+	Node(const Node &) = delete;
+	Node &operator=(const Node &) = delete;
+
+	[[nodiscard]] virtual int id() const noexcept = 0;
+	[[nodiscard]] virtual const ClusterSpec &spec() const noexcept = 0;
+	// The measured (or configured) copy-vs-register threshold; measured on the
+	// first device this node touches.
+	[[nodiscard]] virtual size_t critical_size() = 0;
+	[[nodiscard]] virtual Stats stats() const = 0;
+
+	// Creates the buffer on `owner` and records it in the buffer directory.
+	// Creating an existing buffer of the same kind succeeds (it is shared).
+	virtual void create_buffer(const std::string &name, int owner, const BufferOptions &opts) = 0;
+	// Which node owns `name` (asks the directory).
+	virtual int lookup(const std::string &name) = 0;
+	// A new source for `name`: a private ring in the owner's memory.
+	virtual std::unique_ptr<Appender> appender(const std::string &name) = 0;
+	// Consume a buffer this node owns; waits up to `wait` for it to be created.
+	virtual std::unique_ptr<Consumer> consumer(const std::string &name, std::chrono::milliseconds wait) = 0;
+	virtual std::unique_ptr<Region> region(const std::string &name) = 0;
+	// Stops the progress thread and closes every connection.
+	virtual void shutdown() = 0;
+
+protected:
+	Node() = default;
+};
+
+// One source of one append buffer.  Appends are ordered; each append is one
+// record.  Not thread-safe by itself: use one Appender per thread.
+class Appender
+{
+public:
+	virtual ~Appender() = default;
+	// Copies or writes `data`; returns when the caller may reuse it.  Blocks
+	// while the ring is full (backpressure).  Visible to the consumer after the
+	// segment fills or after flush().
+	virtual void append(std::span<const std::byte> data) = 0;
+	// Makes everything appended so far visible to the owner's consumer.
+	// Returns after the owner acknowledged it (one round trip) .
+	virtual void flush() = 0;
+	// flush() and mark this source finished.  The destructor closes too, but
+	// swallows errors.
+	virtual void close() = 0;
+	[[nodiscard]] virtual size_t max_append() const noexcept = 0;
+	[[nodiscard]] virtual const std::string &name() const noexcept = 0;
+};
+
+class Consumer
+{
+public:
+	virtual ~Consumer() = default;
+	// Next record from any source (round-robin over sources, each source in
+	// order).  Waits up to `wait`; nullopt when nothing arrived in time.
+	virtual std::optional<Record> next(std::chrono::milliseconds wait) = 0;
+	std::optional<Record> poll() { return next(std::chrono::milliseconds(0)); }
+	[[nodiscard]] virtual std::vector<SourceInfo> sources() const = 0;
+	// True when at least `expected` sources joined, every joined source is
+	// closed or aborted, and everything they flushed has been consumed.
+	[[nodiscard]] virtual bool finished(size_t expected) const = 0;
+};
+
+// A region buffer: random access with one-sided RDMA Read/Write.
+class Region
+{
+public:
+	virtual ~Region() = default;
+	virtual void write(size_t offset, std::span<const std::byte> data) = 0;
+	virtual void read(size_t offset, std::span<std::byte> out) = 0;
+	[[nodiscard]] virtual size_t size() const noexcept = 0;
+};
+
+} // namespace dpi
