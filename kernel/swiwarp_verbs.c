@@ -53,7 +53,6 @@ int swiwarp_query_device(struct ib_device *ibdev, struct ib_device_attr *a,
 	a->max_srq_wr = SWIWARP_MAX_SRQ_WR;
 	a->max_srq_sge = SWIWARP_MAX_SGE;
 	a->max_fast_reg_page_list_len = SWIWARP_MAX_FR_PAGES;
-	a->max_pkeys = 1;
 	(void)sdev;
 	return 0;
 }
@@ -73,7 +72,6 @@ int swiwarp_query_port(struct ib_device *ibdev, u32 port,
 	a->max_mtu = ib_mtu_int_to_enum(mtu);
 	a->active_mtu = ib_mtu_int_to_enum(mtu);
 	a->gid_tbl_len = 1;
-	a->pkey_tbl_len = 1;
 	a->max_msg_sz = SWIWARP_MAX_MSG;
 	a->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP;
 	return rv;
@@ -83,7 +81,6 @@ int swiwarp_get_port_immutable(struct ib_device *ibdev, u32 port,
 			       struct ib_port_immutable *im)
 {
 	im->gid_tbl_len = 1;
-	im->pkey_tbl_len = 1;
 	im->core_cap_flags = RDMA_CORE_PORT_IWARP;
 	return 0;
 }
@@ -652,7 +649,9 @@ int swiwarp_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	swiwarp_qp_modify_state(qp, SWIWARP_QP_ERROR);
 	swiwarp_cm_qp_drop(qp, true);
-	cancel_work_sync(&qp->tx_work);
+	/* A cancelled TX run still holds the reference of its kick. */
+	if (cancel_work_sync(&qp->tx_work))
+		swiwarp_qp_put(qp);
 
 	xa_erase(&sdev->qp_xa, qp->id);
 	swiwarp_qp_put(qp);
