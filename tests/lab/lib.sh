@@ -142,5 +142,18 @@ lab_load_swiwarp() {
 	_lab_rdma_link_add "$name" swiwarp "$dev"
 }
 
+# lab_delay_egress MS [NETDEV]: delay every frame this guest sends by MS ms
+# (netem).  The siw tests use it on client guests: upstream siw (6.1) has a
+# race on the passive side of a connection: it sends the MPA Reply and only
+# then hands the socket's data_ready upcall to the QP, and an FPDU that
+# lands in between is left unread in the socket, so the connection hangs.  On
+# slow TCG guests a client's first Send often lands there.  Delaying the
+# client's frames keeps them out of that window.
+lab_delay_egress() {
+	local ms=$1 dev=${2:-eth0}
+	modprobe sch_netem || return 1
+	tc qdisc replace dev "$dev" root netem delay "${ms}ms" limit 100000
+}
+
 # lab_rdma_dev: name of the first RDMA device (for -d options).
 lab_rdma_dev() { ls /sys/class/infiniband 2>/dev/null | head -n 1; }

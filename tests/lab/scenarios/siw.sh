@@ -19,6 +19,12 @@ if [ $rc -ne 0 ]; then
 	lab_finish
 fi
 lab_pass "$mode/siw-load-$me"
+# Clients (every guest but 1 when there are several) delay what they send:
+# see lab_delay_egress in lib.sh for the upstream siw race this avoids.
+if [ "$LAB_N" -gt 1 ] && [ "$LAB_ID" != 1 ]; then
+	lab_delay_egress "${LAB_SIW_CLIENT_DELAY_MS:-100}" ||
+		lab_fail "$mode/netem-$me" "could not add the netem delay"
+fi
 rdma link show | tee "$work/link"
 if grep -q '^link siw0/1 state ACTIVE .*netdev eth0' "$work/link"; then
 	lab_pass "$mode/rdma-link-$me"
