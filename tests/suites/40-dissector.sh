@@ -147,6 +147,16 @@ for cap in markers markers_oneway markers_wrap; do
 		"$(echo "$offs" | awk '$1 % 512' | wc -l)" 0
 	check "$cap.marker_pointers" "frames with a bad FPDUPTR" \
 		"$(count_frames "$cap" 'mpa.marker.bad_fpduptr || mpa.marker.res_set')" 0
+	# Markers land in front of and inside the ULPDU length + DDP header too;
+	# a wrong removal there garbles headers, which raises warnings/errors.
+	inside=$(meta "$cap" markers_inside_header)
+	before=$(meta "$cap" markers_before_header)
+	warn=$(count_frames "$cap" '_ws.expert.severity == "Warning" || _ws.expert.severity == "Error"')
+	if [ "${inside:-0}" -gt 0 ] && [ "${before:-0}" -gt 0 ] && [ "$warn" -eq 0 ]; then
+		pass "$cap.markers_in_headers"
+	else
+		fail "$cap.markers_in_headers" "($before before / $inside inside headers, $warn frames with warnings)"
+	fi
 done
 check markers_wrap.wraps "sequence wrap in the capture" "$(meta markers_wrap wrap)" 1
 good=$(ts -r "$caps/markers_wrap.pcap" -o tcp.relative_sequence_numbers:FALSE -T fields \

@@ -37,6 +37,8 @@ struct side {
 	uint32_t msn[IWARP_DDP_QN_ATOMIC_RESPONSE + 1];
 	uint32_t fpdus;		/* FPDUs framed */
 	uint32_t markers_sent;
+	uint32_t markers_lead;	/* markers right before an FPDU's length field */
+	uint32_t markers_in_hdr;	/* markers inside the length field + DDP header */
 };
 
 struct conn {
@@ -177,7 +179,19 @@ static void fpdu_queue(struct conn *c, int dir, const uint8_t *ulpdu, size_t len
 	if (s->plen + (size_t)n + 4 * (n / 508 + 2) > MAX_PENDING)
 		die("pending stream overflow");
 	if (s->markers) {
-		uint32_t nm = iwarp_markers_in_fpdu(s->marker_base, start, (uint32_t)n);
+		uint32_t offs[256], k;
+		uint32_t nm = iwarp_marker_offsets(s->marker_base, start, (uint32_t)n, offs, 256);
+		uint32_t hdr = IWARP_MPA_ULPDU_LEN_FIELD +
+			       iwarp_ddp_hdr_len((ulpdu[0] & IWARP_DDP_FLAG_TAGGED) != 0);
+
+		for (k = 0; k < nm && k < 256; k++) {
+			uint32_t pos = offs[k] - IWARP_MPA_MARKER_LEN * k; /* unmarked offset */
+
+			if (pos == 0)
+				s->markers_lead++;
+			else if (pos < hdr)
+				s->markers_in_hdr++;
+		}
 
 		n = iwarp_markers_insert(s->marker_base, start, plain, (size_t)n, c->crc,
 					 s->pend + s->plen, MAX_PENDING - s->plen);
@@ -530,6 +544,8 @@ static void scen_markers(const char *name, uint32_t isn0, uint32_t isn1, int m0,
 	flush(&c, 1, 30000);
 	meta(&c, "fpdus", c.s[0].fpdus + c.s[1].fpdus);
 	meta(&c, "markers", c.s[0].markers_sent + c.s[1].markers_sent);
+	meta(&c, "markers_before_header", c.s[0].markers_lead + c.s[1].markers_lead);
+	meta(&c, "markers_inside_header", c.s[0].markers_in_hdr + c.s[1].markers_in_hdr);
 	meta(&c, "wrap", (uint32_t)(c.fl.nxt[0]) < isn0 || (uint32_t)(c.fl.nxt[1]) < isn1);
 	cap_close(&cap);
 }
