@@ -126,6 +126,10 @@ v=$(ts -r "$caps/rev2_crc.pcap" -Y "frame.number == $(meta rev2_crc rtr_frame)" 
 	-e rdmap.opcode -e rddp.payload_len | tr '\t' ' ')
 check rev2.rtr_is_zero_length_write "opcode len" "$v" "0x00 0"
 
+v=$(ts -r "$caps/reject.pcap" -Y 'mpa.reject' -T fields -e frame.number -e mpa.flags.r -e mpa.rep |
+	tr '\t' ' ')
+check reject.flagged "frame R rep" "$v" "$(meta reject mpa_rep_frame) 1 1"
+
 # ---- CRC: exactly the corrupted frame --------------------------------------------
 bad_frames=$(ts -r "$caps/badcrc.pcap" -Y 'mpa.crc.status == 0' -T fields -e frame.number | tr '\n' ' ')
 check badcrc.only_that_frame "frames with mpa.crc.status==0" "$bad_frames" "$(meta badcrc badcrc_frame) "

@@ -765,6 +765,25 @@ static void scen_errors(void)
 	cap_close(&cap);
 }
 
+/* A responder that rejects the connection (Reply with R). */
+static void scen_reject(void)
+{
+	struct capture cap;
+	struct conn c;
+	struct hs h;
+
+	cap_open(&cap, "reject");
+	conn_init(&c, &cap, 110, 7174, 9, 9, 1);
+	memset(&h, 0, sizeof(h));
+	h.rev = 2;
+	h.enhanced = 1;
+	h.crc_req = 1;
+	h.ird = h.ord = 1;
+	h.reject = 1;
+	mpa_handshake(&c, &h);
+	cap_close(&cap);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -786,5 +805,6 @@ int main(int argc, char **argv)
 	scen_badcrc();
 	scen_midstream();
 	scen_errors();
+	scen_reject();
 	return 0;
 }
