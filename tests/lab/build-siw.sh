@@ -50,11 +50,17 @@ if [ ! -f "$src/.extracted" ] || [ "$SRC_TAR" -nt "$src/.extracted" ]; then
 	touch "$src/.extracted"
 fi
 
-# Build in a scratch copy so kbuild droppings stay out of the pristine source.
-rm -rf "$out"
-mkdir -p "$out"
-cp "$src"/*.c "$src"/*.h "$src"/Makefile "$out"/
-nice make -C "$KDIR" M="$out" CONFIG_RDMA_SIW=m -j"${LAB_JOBS:-2}" modules >&2 ||
+# Build in a scratch copy so kbuild droppings stay out of the pristine
+# source, then swap it in whole so a running lab never sees half a build.
+tmp=$BUILD/siw.new
+rm -rf "$tmp"
+mkdir -p "$tmp"
+cp "$src"/*.c "$src"/*.h "$src"/Makefile "$tmp"/
+nice make -C "$KDIR" M="$tmp" CONFIG_RDMA_SIW=m -j"${LAB_JOBS:-2}" modules >&2 ||
 	die "kernel build of siw failed"
-[ -f "$ko" ] || die "build finished but $ko is missing"
+[ -f "$tmp/siw.ko" ] || die "build finished but $tmp/siw.ko is missing"
+rm -rf "$BUILD/siw.old"
+[ -d "$out" ] && mv "$out" "$BUILD/siw.old"
+mv "$tmp" "$out"
+rm -rf "$BUILD/siw.old"
 echo "$ko"
