@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# All host userspace (wire core, provider, libdpi, tools) built a second time
+# with AddressSanitizer + UndefinedBehaviorSanitizer (Debug, no recovery) in
+# $BUILD-asan, and its whole CTest suite run with leak detection on.  One
+# PASS/FAIL/SKIP line per CTest test, prefixed "asan.".
+#
+# The Wireshark plugin is left out of this tree: it is a module dlopen()ed by
+# tshark, which is not built with ASan, so an ASan plugin only loads with the
+# runtime preloaded into tshark (and then reports tshark's own leaks).  It has
+# no CTest tests either; 40-dissector covers it with the normal build.
+#
+# Environment: ASAN_BUILD (tree, default $BUILD-asan), ASAN_JOBS (default 2).
+set -uo pipefail
+top=${SWIWARP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${BUILD:-$top/build}
+abuild=${ASAN_BUILD:-$build-asan}
+jobs=${ASAN_JOBS:-2}
+flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+
+mkdir -p "$abuild"
+log=$abuild/asan-build.log
+if ! { nice cmake -S "$top" -B "$abuild" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+	-DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
+	-DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+	-DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \
+	-DCMAKE_MODULE_LINKER_FLAGS="-fsanitize=address,undefined" \
+	-DCMAKE_DISABLE_FIND_PACKAGE_Wireshark=TRUE &&
+	nice cmake --build "$abuild" -j "$jobs"; } >"$log" 2>&1; then
+	tail -n 40 "$log"
+	echo "FAIL: asan.build (see $log)"
+	exit 1
+fi
+echo "PASS: asan.build"
+
+# halt_on_error/abort: a sanitizer report must fail the test, never scroll by.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# The CTest tree was configured in this same run, so the paths are right.
+cd "$abuild" || exit 1
+nice ctest --output-on-failure -j "$jobs" --timeout 600 >ctest.log 2>&1
+rc=$?
+cat ctest.log
+if grep -q 'No tests were found' ctest.log; then
+	echo "FAIL: asan.ctest (no tests registered in the ASan tree)"
+	exit 1
+fi
+# Known bugs (tests/robust/asan-known-bugs): FAIL -> SKIP unless ASAN_STRICT=1.
+known=$top/tests/robust/asan-known-bugs
+known_bug() { # NAME -> prints the reason, status 0 if listed
+	local pat why
+	[ "${ASAN_STRICT:-0}" = 1 ] || [ ! -f "$known" ] && return 1
+	while IFS=$'\t' read -r pat why; do
+		[[ -z $pat || $pat == \#* ]] && continue
+		[[ $1 == "$pat"* ]] && { echo "$why"; return 0; }
+	done <"$known"
+	return 1
+}
+fails=0
+while read -r status name; do
+	case $status in
+	Passed) echo "PASS: asan.$name" ;;
+	Not | Skipped) echo "SKIP: asan.$name (skipped by the test itself)" ;;
+	*)
+		if why=$(known_bug "$name"); then
+			echo "SKIP: asan.$name known bug: $why (run with ASAN_STRICT=1)"
+		else
+			echo "FAIL: asan.$name ($status under ASan/UBSan; see $abuild/ctest.log)"
+			fails=$((fails + 1))
+		fi
+		;;
+	esac
+done < <(sed -nE 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) \.+ *(\*\*\*)?([A-Za-z]+).*$/\3 \1/p' ctest.log)
+# Every sanitizer report aborts its test (halt_on_error, LSan's exit code),
+# so the per-test verdicts above cover them; ctest's own status is the net.
+[ $fails -eq 0 ] && [ $rc -ne 0 ] && [ "${ASAN_STRICT:-0}" = 1 ] && exit 1
+[ $fails -eq 0 ]
