@@ -16,9 +16,10 @@
  * Untagged header, 18 octets (section 5.3):
  *   ctrl(1) RsvdULP(5) QN(4) MSN(4) MO(4)
  *
- * Untagged queues used by RDMAP (RFC 5040 section 5.1, RFC 7306 sec. 4):
- * 0 Send / Immediate Data, 1 RDMA Read Request, 2 Terminate,
- * 3 Atomic Request, 4 Atomic Response.
+ * Untagged queues used by RDMAP (RFC 5040 section 5.1, RFC 7306):
+ * 0 Send / Immediate Data, 1 RDMA Read Request and Atomic Request (one
+ * queue, so both kinds of request keep one order and one MSN sequence),
+ * 2 Terminate, 3 Atomic Response.
  */
 #ifndef IWARP_DDP_H
 #define IWARP_DDP_H
@@ -42,9 +43,12 @@ enum iwarp_ddp_qn {
 	IWARP_DDP_QN_SEND = 0,
 	IWARP_DDP_QN_READ_REQUEST = 1,
 	IWARP_DDP_QN_TERMINATE = 2,
-	IWARP_DDP_QN_ATOMIC_REQUEST = 3,  /* RFC 7306 */
-	IWARP_DDP_QN_ATOMIC_RESPONSE = 4  /* RFC 7306 */
+	IWARP_DDP_QN_ATOMIC_REQUEST = 1,  /* RFC 7306: shares queue 1 */
+	IWARP_DDP_QN_ATOMIC_RESPONSE = 3  /* RFC 7306 */
 };
+
+/* Number of untagged queues RDMAP uses (0..3): size per-queue arrays. */
+#define IWARP_DDP_QN_COUNT 4
 
 struct iwarp_ddp_hdr {
 	bool tagged;

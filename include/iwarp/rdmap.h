@@ -24,8 +24,8 @@
  *  7   Terminate                     untagg.  2  4+ octets (below)
  *  8   Immediate Data      (RFC 7306) untagg. 0  8 octets of data
  *  9   Immediate Data with SE (7306) untagg.  0  8 octets of data
- *  10  Atomic Request      (RFC 7306) untagg. 3  52 octets
- *  11  Atomic Response     (RFC 7306) untagg. 4  12 octets
+ *  10  Atomic Request      (RFC 7306) untagg. 1  52 octets
+ *  11  Atomic Response     (RFC 7306) untagg. 3  12 octets
  *  12-15 reserved
  *
  * Read Request: Data Sink STag(4) Sink TO(8) RDMA Read Message Size(4)

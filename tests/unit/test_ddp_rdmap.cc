@@ -238,7 +238,7 @@ TEST(Rdmap, QueueNumbers)
 		{IWARP_OP_READ_REQUEST, 1}, {IWARP_OP_SEND, 0}, {IWARP_OP_SEND_INVALIDATE, 0},
 		{IWARP_OP_SEND_SE, 0}, {IWARP_OP_SEND_SE_INVALIDATE, 0}, {IWARP_OP_TERMINATE, 2},
 		{IWARP_OP_IMMEDIATE, 0}, {IWARP_OP_IMMEDIATE_SE, 0},
-		{IWARP_OP_ATOMIC_REQUEST, 3}, {IWARP_OP_ATOMIC_RESPONSE, 4},
+		{IWARP_OP_ATOMIC_REQUEST, 1}, {IWARP_OP_ATOMIC_RESPONSE, 3},
 	};
 	for (auto &c : want) {
 		const struct iwarp_rdmap_opinfo *info = iwarp_rdmap_opcode_info(c.op);
@@ -290,7 +290,7 @@ TEST(Rdmap, MalformedRejected)
 	EXPECT_EQ(iwarp_rdmap_parse(w.data(), w.size(), &b), IWARP_ERR_BAD_QN);
 	// Atomic Request with the Atomic Response QN.
 	ASSERT_EQ(iwarp_rdmap_init(&m, IWARP_OP_ATOMIC_REQUEST), IWARP_OK);
-	m.ddp.qn = 4;
+	m.ddp.qn = 3;
 	w = encode(m);
 	EXPECT_EQ(iwarp_rdmap_parse(w.data(), w.size(), &b), IWARP_ERR_BAD_QN);
 	// Reserved opcode cannot be encoded.
