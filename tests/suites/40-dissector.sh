@@ -236,6 +236,8 @@ n=$(count_field midstream rdmap.opcode -Y "tcp.port == $port")
 check midstream.nocrc_needs_port "FPDUs without the port preference" "$n" 0
 n=$(count_field midstream rdmap.opcode -Y "tcp.port == $port" -o "mpa.tcp.port:$port")
 check midstream.nocrc_port_pref "FPDUs with mpa.tcp.port" "$n" "$(meta midstream conn3_fpdus)"
+n=$(count_field midstream rdmap.opcode -Y "tcp.port == $port" -d "tcp.port==$port,mpa")
+check midstream.nocrc_decode_as "FPDUs with Decode As" "$n" "$(meta midstream conn3_fpdus)"
 
 # ---- expert infos for protocol errors ---------------------------------------------------
 exp_at() { # cap filter frame-key
