@@ -2,6 +2,7 @@
 // a capture of upstream Linux siw (see data/README.md).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -88,4 +89,52 @@ TEST(SiwCapture, MissingFileIsAnError)
 	wirecheck::Report rep;
 	EXPECT_FALSE(wirecheck::check_pcap("/nonexistent/capture.pcap", rep));
 	EXPECT_GT(rep.error_count(), 0u);
+}
+
+// swiwarp (initiator, CRC requested) against upstream siw (responder):
+// the CRCs siw computed must verify with our CRC32c and wire byte order.
+TEST(SiwCapture, CrcFromSiwVerifies)
+{
+	wirecheck::Report rep;
+	ASSERT_TRUE(wirecheck::check_pcap(std::string(WIRE_TEST_DATA_DIR) +
+						  "/swiwarp-siw-crc-rping.pcap",
+					  rep));
+	SCOPED_TRACE(wirecheck::format(rep));
+	EXPECT_EQ(rep.error_count(), 0u);
+	ASSERT_EQ(rep.streams.size(), 2u);
+	const auto *ini = find(rep, true); // swiwarp
+	const auto *rsp = find(rep, false); // siw
+	ASSERT_NE(ini, nullptr);
+	ASSERT_NE(rsp, nullptr);
+	EXPECT_TRUE(ini->crc);
+	EXPECT_TRUE(rsp->crc);
+	EXPECT_EQ(rsp->crc_checked, 20u);
+	EXPECT_EQ(rsp->fpdus, 20u);
+	EXPECT_EQ(ini->crc_checked, 15u);
+	EXPECT_EQ(rsp->opcodes.at("RDMA Read Request"), 5u);
+	EXPECT_EQ(rsp->opcodes.at("RDMA Write"), 5u);
+	EXPECT_EQ(rsp->opcodes.at("Send"), 10u);
+	EXPECT_EQ(ini->opcodes.at("RDMA Read Response"), 5u);
+	EXPECT_EQ(ini->opcodes.at("Send"), 10u);
+}
+
+TEST(SiwCapture, FlippedBitInSiwFpduFailsCrc)
+{
+	const std::string src = std::string(WIRE_TEST_DATA_DIR) + "/swiwarp-siw-crc-rping.pcap";
+	std::ifstream f(src, std::ios::binary);
+	std::vector<uint8_t> b((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+	ASSERT_GT(b.size(), 1000u);
+	// Flip one bit in the payload of the first rping Send FPDU:
+	// ULPDU_LENGTH 34, DDP control 0x41, RDMAP control 0x43 (Send).
+	const uint8_t send_hdr[] = {0x00, 0x22, 0x41, 0x43};
+	auto it = std::search(b.begin(), b.end(), std::begin(send_hdr), std::end(send_hdr));
+	ASSERT_NE(it, b.end());
+	it[2 + 18 + 3] ^= 0x01;
+	const std::string path = testing::TempDir() + "swiwarp-siw-crc-flip.pcap";
+	std::ofstream(path, std::ios::binary).write((const char *)b.data(), (std::streamsize)b.size());
+	wirecheck::Report rep;
+	ASSERT_TRUE(wirecheck::check_pcap(path, rep));
+	EXPECT_NE(wirecheck::format(rep).find("CRC mismatch"), std::string::npos)
+		<< wirecheck::format(rep);
+	std::remove(path.c_str());
 }
