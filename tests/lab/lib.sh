@@ -54,10 +54,10 @@ lab_wait_listen() {
 	return 1
 }
 
-# lab_barrier NAME [TIMEOUT]: returns once all $LAB_N guests have called
+# lab_barrier NAME [TIMEOUT=600]: returns once all $LAB_N guests have called
 # lab_barrier NAME (through files in the shared, uncached 9p directory).
 lab_barrier() {
-	local name=$1 t=${2:-180} end n
+	local name=$1 t=${2:-600} end n
 	[[ $name =~ ^[A-Za-z0-9_.-]+$ ]] || { echo "lab_barrier: bad name '$name'" >&2; return 2; }
 	: >"$LAB_SHARED/barrier.$name.$LAB_ID"
 	end=$((SECONDS + t))

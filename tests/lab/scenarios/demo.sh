@@ -13,7 +13,7 @@ swiwarp) lab_load_swiwarp; rc=$?; dev=swiwarp0 ;;
 esac
 if [ $rc -ne 0 ]; then
 	lab_fail "demo/load-$driver-g$LAB_ID" "loader returned $rc"
-	lab_barrier loaded 120
+	lab_barrier loaded 600
 	exit 1
 fi
 lab_pass "demo/load-$driver-g$LAB_ID"
@@ -24,7 +24,7 @@ if [ "$driver" = siw ] && [ "$LAB_ID" = 2 ]; then
 fi
 rdma link show
 ibv_devinfo -d "$dev" | grep -E 'hca_id|transport|node_guid|state'
-lab_barrier loaded 120
+lab_barrier loaded 600
 
 # server_client TAG PORT SERVER-CMD... -- CLIENT-CMD...: run one exchange.
 server_client() {
@@ -34,14 +34,14 @@ server_client() {
 	shift
 	cli=("$@")
 	if [ "$LAB_ID" = 1 ]; then
-		timeout 120 "${srv[@]}" >"$work/$tag.log" 2>"$work/$tag.err" &
+		timeout 300 "${srv[@]}" >"$work/$tag.log" 2>"$work/$tag.err" &
 		pid=$!
-		lab_wait_listen "$port" 60
-		lab_barrier "$tag" 120
+		lab_wait_listen "$port" 180
+		lab_barrier "$tag" 600
 		wait $pid
 	else
-		lab_barrier "$tag" 120
-		timeout 120 "${cli[@]}" >"$work/$tag.log" 2>"$work/$tag.err"
+		lab_barrier "$tag" 600
+		timeout 300 "${cli[@]}" >"$work/$tag.log" 2>"$work/$tag.err"
 	fi
 	rc=$?
 	if [ $rc -eq 0 ]; then lab_pass "demo/$tag-g$LAB_ID"; else lab_fail "demo/$tag-g$LAB_ID" "exit $rc"; fi

@@ -15,7 +15,7 @@ lab_load_siw
 rc=$?
 if [ $rc -ne 0 ]; then
 	lab_fail "$mode/siw-load-$me" "lab_load_siw returned $rc"
-	lab_barrier loaded 120
+	lab_barrier loaded 600
 	lab_finish
 fi
 lab_pass "$mode/siw-load-$me"
@@ -65,13 +65,13 @@ rping_pair() {
 	local tag=$1 sid=$2 port=$3 cid=$4 count=$5 size=$6 pid rc
 	local args=(-C "$count" -S "$size" -v -V -p "$port")
 	if [ "$LAB_ID" = "$sid" ]; then
-		timeout 60 rping -s -a "192.0.2.$sid" "${args[@]}" >"$work/$tag-server.log" 2>"$work/$tag-server.log.err" &
+		timeout 180 rping -s -a "192.0.2.$sid" "${args[@]}" >"$work/$tag-server.log" 2>"$work/$tag-server.log.err" &
 		pid=$!
-		lab_wait_listen "$port" 60
+		lab_wait_listen "$port" 180
 	fi
-	lab_barrier "$tag-listen" 120
+	lab_barrier "$tag-listen" 600
 	if [ "$LAB_ID" = "$cid" ]; then
-		timeout 60 rping -c -a "192.0.2.$sid" "${args[@]}" >"$work/$tag-client.log" 2>"$work/$tag-client.log.err"
+		timeout 180 rping -c -a "192.0.2.$sid" "${args[@]}" >"$work/$tag-client.log" 2>"$work/$tag-client.log.err"
 		rc=$?
 		head -c 2000 "$work/$tag-client.log"; echo
 		check_rping "$mode/$tag-client-$me" "$work/$tag-client.log" $rc "$count" "$size" "ping data: "
@@ -87,10 +87,10 @@ rping_pair() {
 rping_self() {
 	local tag=$1 count=$2 size=$3 pid rc
 	local args=(-C "$count" -S "$size" -v -V -p 7174)
-	timeout 60 rping -s -a "$LAB_IP" "${args[@]}" >"$work/$tag-server.log" 2>"$work/$tag-server.log.err" &
+	timeout 180 rping -s -a "$LAB_IP" "${args[@]}" >"$work/$tag-server.log" 2>"$work/$tag-server.log.err" &
 	pid=$!
-	lab_wait_listen 7174 60
-	timeout 60 rping -c -a "$LAB_IP" "${args[@]}" >"$work/$tag-client.log" 2>"$work/$tag-client.log.err"
+	lab_wait_listen 7174 180
+	timeout 180 rping -c -a "$LAB_IP" "${args[@]}" >"$work/$tag-client.log" 2>"$work/$tag-client.log.err"
 	rc=$?
 	head -c 2000 "$work/$tag-client.log"; echo
 	check_rping "$mode/$tag-client" "$work/$tag-client.log" $rc "$count" "$size" "ping data: "
@@ -104,13 +104,13 @@ write_bw() {
 	local pid rc bw
 	local args=(-R -d siw0 -n 200 -s 65536 -F --report_gbits)
 	if [ "$LAB_ID" = 1 ]; then
-		timeout 150 ib_write_bw "${args[@]}" >"$work/bw-server.log" 2>&1 &
+		timeout 300 ib_write_bw "${args[@]}" >"$work/bw-server.log" 2>&1 &
 		pid=$!
-		lab_wait_listen 18515 60
+		lab_wait_listen 18515 180
 	fi
-	lab_barrier bw-listen 120
+	lab_barrier bw-listen 600
 	if [ "$LAB_ID" = 2 ]; then
-		timeout 150 ib_write_bw "${args[@]}" "$LAB_PEER_IP" >"$work/bw-client.log" 2>&1
+		timeout 300 ib_write_bw "${args[@]}" "$LAB_PEER_IP" >"$work/bw-client.log" 2>&1
 		rc=$?
 		cat "$work/bw-client.log"
 		# The result row: bytes, iterations, peak, average, msg rate.
@@ -133,7 +133,7 @@ write_bw() {
 
 case $mode in
 pair)
-	lab_barrier loaded 120
+	lab_barrier loaded 600
 	rping_pair rping-small 1 7174 2 10 64
 	rping_pair rping-60k 1 7175 2 3 60000
 	write_bw
@@ -142,7 +142,7 @@ single)
 	rping_self rping-self 10 64
 	;;
 trio)
-	lab_barrier loaded 120
+	lab_barrier loaded 600
 	for ip in $LAB_IPS; do
 		if ! busybox ping -c 1 -W 10 "$ip" >/dev/null; then
 			lab_fail "$mode/icmp-$me-to-$ip" "no ping reply"
@@ -150,16 +150,16 @@ trio)
 	done
 	# Guests 2 and 3 each talk to their own rping server on guest 1, at once.
 	if [ "$LAB_ID" = 1 ]; then
-		timeout 60 rping -s -a "$LAB_IP" -C 5 -v -V -p 7182 >"$work/t2-server.log" 2>"$work/t2-server.log.err" &
+		timeout 180 rping -s -a "$LAB_IP" -C 5 -v -V -p 7182 >"$work/t2-server.log" 2>"$work/t2-server.log.err" &
 		p2=$!
-		timeout 60 rping -s -a "$LAB_IP" -C 5 -v -V -p 7183 >"$work/t3-server.log" 2>"$work/t3-server.log.err" &
+		timeout 180 rping -s -a "$LAB_IP" -C 5 -v -V -p 7183 >"$work/t3-server.log" 2>"$work/t3-server.log.err" &
 		p3=$!
-		lab_wait_listen 7182 60
-		lab_wait_listen 7183 60
+		lab_wait_listen 7182 180
+		lab_wait_listen 7183 180
 	fi
-	lab_barrier trio-listen 120
+	lab_barrier trio-listen 600
 	if [ "$LAB_ID" != 1 ]; then
-		timeout 60 rping -c -a 192.0.2.1 -C 5 -v -V -p $((7180 + LAB_ID)) >"$work/client.log" 2>"$work/client.log.err"
+		timeout 180 rping -c -a 192.0.2.1 -C 5 -v -V -p $((7180 + LAB_ID)) >"$work/client.log" 2>"$work/client.log.err"
 		check_rping "$mode/rping-client-$me" "$work/client.log" $? 5 64 "ping data: "
 	else
 		wait $p2
