@@ -13,7 +13,7 @@ work=/tmp/dpi
 mkdir -p "$work"
 out=$LAB_OUT/dpi-$drv
 mkdir -p "$out"
-export DPI_TIMEOUT_MS=60000
+export DPI_TIMEOUT_MS=${DPI_TIMEOUT_MS:-600000}
 
 "lab_load_$drv"
 rc=$?
@@ -58,7 +58,7 @@ export DPI_CLUSTER
 if want 1; then
 DPI_CLUSTER=$(spec 7471)
 if g1; then
-	"$dpi" --id 0 cat buffer --sources 1 --wait-ms 90000 >"$out/listing1.out" 2>"$out/listing1.err" &
+	"$dpi" --id 0 cat buffer --sources 1 --wait-ms 600000 >"$out/listing1.out" 2>"$out/listing1.err" &
 	pid=$!
 	wait_up "$out/listing1.err"
 	lab_barrier l1-up
@@ -88,7 +88,7 @@ if want 2; then
 DPI_CLUSTER=$(spec 7472)
 if g1; then
 	"$dpi" --id 0 cat many --create --segment-size 16384 --segments 4 --sources 4 --verify --count 250 \
-		--wait-ms 90000 >/dev/null 2>"$out/many.err" &
+		--wait-ms 600000 >/dev/null 2>"$out/many.err" &
 	pid=$!
 	wait_up "$out/many.err"
 	lab_barrier many-up
@@ -134,7 +134,7 @@ if want 3; then
 DPI_CLUSTER=$(spec 7473)
 if g1; then
 	"$dpi" --id 0 cat slow --create --segment-size 4096 --segments 2 --sources 1 --verify --count 300 \
-		--slow-us 3000 --wait-ms 90000 >/dev/null 2>"$out/slow.err" &
+		--slow-us 3000 --wait-ms 600000 >/dev/null 2>"$out/slow.err" &
 	pid=$!
 	wait_up "$out/slow.err"
 	lab_barrier slow-up
@@ -164,7 +164,7 @@ if want 4; then
 DPI_CLUSTER=$(spec 7474)
 if g1; then
 	"$dpi" --id 0 cat rs --create --segment-size 4096 --sources 2 --verify --count 50 \
-		--wait-ms 90000 >/dev/null 2>"$out/rs.err" &
+		--wait-ms 600000 >/dev/null 2>"$out/rs.err" &
 	pid=$!
 	wait_up "$out/rs.err"
 	lab_barrier rs-up
@@ -200,7 +200,7 @@ if g1; then
 	lab_barrier own-appended
 	kill -9 $pid
 	wait $pid 2>/dev/null
-	"$dpi" --id 0 cat pr --sources 1 --newline --wait-ms 90000 >"$out/own2.out" 2>"$out/own2.err" &
+	"$dpi" --id 0 cat pr --sources 1 --newline --wait-ms 600000 >"$out/own2.out" 2>"$out/own2.err" &
 	pid=$!
 	wait_up "$out/own2.err"
 	lab_barrier own-restarted
@@ -299,7 +299,7 @@ fi
 if want 7; then
 DPI_CLUSTER=$(spec 7477)
 if g1; then
-	"$dpi" --id 0 cat sa,sb --sources 1 --newline --wait-ms 90000 >"$out/capi.out" 2>"$out/capi.err" &
+	"$dpi" --id 0 cat sa,sb --sources 1 --newline --wait-ms 600000 >"$out/capi.out" 2>"$out/capi.err" &
 	pid=$!
 	wait_up "$out/capi.err"
 	lab_barrier capi-up

@@ -238,7 +238,7 @@ struct Conn {
 			throw Error(Errc::connection_lost, desc + ": " + why);
 		}
 	}
-	void post_recv(uint64_t slot)
+	void post_recv(uint64_t slot) const
 	{
 		ibv_sge sge{reinterpret_cast<uint64_t>(rslot(slot)), sizeof(Msg), rmr->lkey};
 		ibv_recv_wr wr{};
