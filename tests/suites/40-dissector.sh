@@ -276,15 +276,30 @@ for i in $(seq 1 6); do
 done
 check fuzz.no_crash "crashing mutated captures" "$crashed" 0
 
+# Golden captures from the lab: NAME.pcap or NAME.pcap.gz (unpacked here).
+golden_dir=$top/tests/dissector/captures
+golden_names() {
+	local g name
+	for g in "$golden_dir"/*.pcap "$golden_dir"/*.pcap.gz; do
+		[ -f "$g" ] || continue
+		name=$(basename "$g")
+		name=${name%.gz}
+		name=${name%.pcap}
+		case $g in
+		*.gz) zcat "$g" >"$caps/$name.pcap" ;;
+		*) cat "$g" >"$caps/$name.pcap" ;;
+		esac
+		chmod 644 "$caps/$name.pcap"
+		echo "$name"
+	done
+}
+
 # ---- side by side with the built-in dissectors (informational) ----------------------------
 table=$build/dissector-compare.md
 {
 	echo "| capture | frames | FPDUs (ours / built-in) | CRC-verified good (ours / built-in) | bad CRC flagged (ours / built-in) | malformed or error frames (ours / built-in) | Read matched (ours / built-in) |"
 	echo "|---|---|---|---|---|---|---|"
-	goldens=$(ls "$top"/tests/dissector/captures/*.pcap 2>/dev/null | xargs -r -n1 basename | sed 's/\.pcap$//')
-	for g in $goldens; do
-		install -m 644 "$top/tests/dissector/captures/$g.pcap" "$caps/$g.pcap"
-	done
+	goldens=$(golden_names)
 	for cap in rev1_crc rev1_nocrc rev2_crc rev2_nocrc opcodes terminate markers markers_oneway \
 		markers_wrap segmentation badcrc midstream errors $goldens; do
 		f=$(ts -r "$caps/$cap.pcap" -T fields -e frame.number | grep -c .)
@@ -308,11 +323,9 @@ echo "side-by-side table written to $table:"
 cat "$table"
 
 # ---- real siw traffic from the lab (golden capture) ----------------------------------------
-golden=$top/tests/dissector/captures
-if ls "$golden"/*.pcap >/dev/null 2>&1; then
-	for g in "$golden"/*.pcap; do
-		name=$(basename "$g" .pcap)
-		install -m 644 "$g" "$caps/$name.pcap"
+names=$(golden_names)
+if [ -n "$names" ]; then
+	for name in $names; do
 		n=$(count_field "$name" mpa.ulpdu_len)
 		bad=$(count_frames "$name" '_ws.malformed || _ws.expert.severity == "Error"')
 		if [ "$n" -gt 0 ] && [ "$bad" -eq 0 ]; then
@@ -328,7 +341,7 @@ if ls "$golden"/*.pcap >/dev/null 2>&1; then
 		while read -r rq rs; do
 			[ -n "$rq" ] || continue
 			back=$(ts -2 -r "$caps/$name.pcap" -Y "frame.number == $rs" -T fields \
-				-e rdmap.read.request_in -E occurrence=l)
+				-e rdmap.read.request_in -E occurrence=l </dev/null)
 			[ "$back" = "$rq" ] && ok=$((ok + 1))
 		done <<<"$pairs"
 		if [ "$nreq" -gt 0 ] && [ "$ok" -eq "$nreq" ]; then
@@ -337,6 +350,17 @@ if ls "$golden"/*.pcap >/dev/null 2>&1; then
 			echo "golden $name has no RDMA Read"
 		else
 			fail "golden.$name.reads_matched" "($ok of $nreq Read Requests matched both ways)"
+		fi
+		# NAME.expect: "display filter<TAB>frames" lines checked with tshark -2
+		if [ -f "$golden_dir/$name.expect" ]; then
+			i=0
+			while IFS=$'\t' read -r filter want; do
+				case $filter in '#'* | '') continue ;; esac
+				i=$((i + 1))
+				got=$(ts -2 -r "$caps/$name.pcap" -Y "$filter" -T fields -e frame.number \
+					</dev/null | grep -c .)
+				check "golden.$name.expect$i" "frames matching '$filter'" "$got" "$want"
+			done <"$golden_dir/$name.expect"
 		fi
 	done
 else
