@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# Runs in both guests of the 2-guest lab of tests/suites/80-robust.sh.
+#   guest 1: the target: swiwarp (or ROBUST_DEV=siw), `rping -s -P` as the
+#            iWARP listener, then the protection-test server.
+#   guest 2: the attacker: tools/hostile against guest 1, then an ordinary
+#            rping, then the protection-test client.
+# Guest 1 also compares /proc/slabinfo before and after, and unloads the
+# module at the end.
+#
+# Environment (passed through from the suite):
+#   ROBUST_DEV=swiwarp|siw   the device under test (default swiwarp)
+#   ROBUST_SEED, ROBUST_N    hostile seed and number of random cases
+#   ROBUST_STRICT=1          also run the cases listed in known-bugs
+set -uo pipefail
+source "$LAB_TOP/tests/lab/lib.sh"
+
+dev_kind=${ROBUST_DEV:-swiwarp}
+seed=${ROBUST_SEED:-20261122}
+nrand=${ROBUST_N:-16}
+mpa_ms=${ROBUST_MPA_TIMEOUT_MS:-3000}
+hostile=$BUILD/tools/hostile/hostile
+prot=$BUILD/tools/hostile/robust-prot
+known=$LAB_TOP/tests/robust/known-bugs
+p=robust
+[ "$dev_kind" = siw ] && p=robust.siw
+sh=$LAB_SHARED
+
+# Known bugs marked [norun] in tests/robust/known-bugs are left out unless
+# ROBUST_STRICT=1 (the host side turns other known FAILs into SKIPs).
+excl=()
+if [ "${ROBUST_STRICT:-0}" != 1 ] && [ -f "$known" ]; then
+	while IFS=$'\t' read -r pat why; do
+		[[ -z $pat || $pat == \#* || $why != "[norun]"* ]] && continue
+		excl+=(-x "$pat")
+		[ "$LAB_ID" = 2 ] && lab_skip "$p.hostile.$pat" "known bug: ${why#\[norun\] } (run with ROBUST_STRICT=1)"
+	done <"$known"
+fi
+
+if [ "$dev_kind" = siw ]; then
+	lab_load_siw eth0 siw0
+else
+	SWIWARP_MODPARAMS="mpa_timeout_ms=$mpa_ms" lab_load_swiwarp eth0 swiwarp0
+fi
+rc=$?
+if [ $rc -ne 0 ]; then
+	[ "$LAB_ID" = 1 ] && lab_skip "$p.all" "($dev_kind device did not come up, rc $rc)"
+	exit 0
+fi
+# siw has its own MPA timeout; give the stalling cases time for it.
+[ "$dev_kind" = siw ] && mpa_ms=${ROBUST_SIW_MPA_MS:-12000}
+
+slab_snapshot() { # FILE: "cache active_objs" for the caches we watch
+	awk 'NR > 2 && ($1 ~ /^(TCP|tw_sock_TCP|request_sock_TCP|sock_inode_cache|kmalloc-|skbuff_|swiwarp|siw|ib_|rdma)/) {print $1, $2}' \
+		/proc/slabinfo >"$1"
+}
+
+lab_barrier up 300 || { lab_fail "$p.barrier.g$LAB_ID" "peer never came up"; lab_finish; }
+
+if [ "$LAB_ID" = 1 ]; then
+	# ---- target ---------------------------------------------------------
+	stdbuf -oL rping -s -P -a "$LAB_IP" -p 7174 >"$LAB_OUT/rping-server.out" 2>&1 &
+	rping_pid=$!
+	lab_wait_listen 7174 30 || lab_fail "$p.listener" "rping -s -P did not listen"
+	sleep 1
+	sync
+	slab_snapshot "$LAB_OUT/slab.before"
+	grep -E '^(TCP|swiwarp)' "$LAB_OUT/slab.before" || true
+	lab_barrier listen 300
+	lab_barrier hostile-done 900
+	lab_barrier rping-done 300
+
+	# protection tests: fresh listener on another port
+	n=$("$prot" count)
+	timeout 300 stdbuf -oL "$prot" server "$LAB_IP" 7175 "$n" >"$LAB_OUT/prot-server.out" 2>&1 &
+	prot_pid=$!
+	lab_wait_listen 7175 30
+	lab_barrier prot-listen 300
+	wait $prot_pid
+	prc=$?
+	cat "$LAB_OUT/prot-server.out"
+	grep -E '^(PASS|FAIL|SKIP):' "$LAB_OUT/prot-server.out" >>"$LAB_OUT/results"
+	[ $prc -ne 0 ] && ! grep -q '^FAIL:' "$LAB_OUT/prot-server.out" &&
+		lab_fail "$p.prot.server" "exit $prc"
+	lab_barrier prot-done 300
+
+	# ---- leaks: everything the attacks created must be gone ---------------
+	# rping must go away on SIGTERM; a process stuck in the kernel here means
+	# an RDMA object (cm_id, QP) the driver never let go of.
+	kill "$rping_pid" 2>/dev/null
+	for _ in $(seq 60); do kill -0 "$rping_pid" 2>/dev/null || break; sleep 0.25; done
+	if kill -0 "$rping_pid" 2>/dev/null; then
+		for t in /proc/"$rping_pid"/task/*; do
+			echo "--- $t $(grep State "$t/status")"
+			cat "$t/stack"
+		done >"$LAB_OUT/rping-stuck.txt" 2>&1
+		head -n 40 "$LAB_OUT/rping-stuck.txt"
+		lab_fail "$p.teardown" "rping -s -P did not exit 15 s after SIGTERM: $(grep -m1 -o 'State:.*' /proc/"$rping_pid"/status)"
+		kill -9 "$rping_pid" 2>/dev/null
+		lab_skip "$p.slab_baseline" "(teardown stuck)"
+		[ "$dev_kind" = swiwarp ] && lab_skip "$p.rmmod" "(teardown stuck)"
+		dmesg | grep -iE 'swiwarp|siw' | tail -n 40
+		exit 0
+	fi
+	lab_pass "$p.teardown"
+	# rping -P is gone, so its listener and connections must be too; wait for
+	# the RDMA and TCP teardown (TIME_WAIT entries are tw_sock_TCP, not TCP).
+	for _ in $(seq 40); do
+		[ "$(ss -Htan | grep -cv TIME-WAIT)" -le 0 ] && break
+		sleep 0.5
+	done
+	sleep 3
+	sync
+	slab_snapshot "$LAB_OUT/slab.after"
+	ss -tan >"$LAB_OUT/ss.after"
+	# Compare: TCP socks and our own caches exactly (the baseline was taken
+	# with rping's listener up, which is gone now), kmalloc caches within a
+	# tolerance (the guest does other work: 9p, the shell, timers).
+	bad=$(awk -v dev="$dev_kind" '
+		NR == FNR { b[$1] = $2; next }
+		{
+			a = $2; d = a - b[$1]
+			if ($1 ~ /^(TCP|request_sock_TCP|swiwarp|siw)/) tol = 1
+			else if ($1 ~ /^kmalloc-/) { tol = int(b[$1] / 50); if (tol < 64) tol = 64 }
+			else tol = 256
+			if (d > tol) printf "%s +%d (%d -> %d, tolerance %d); ", $1, d, b[$1], a, tol
+		}' "$LAB_OUT/slab.before" "$LAB_OUT/slab.after")
+	paste "$LAB_OUT/slab.before" "$LAB_OUT/slab.after" | awk '$2 != $4 {print "slab", $1, $2, "->", $4}'
+	if [ -z "$bad" ]; then
+		lab_pass "$p.slab_baseline"
+	else
+		lab_fail "$p.slab_baseline" "$bad"
+	fi
+
+	# ---- the module must unload cleanly ----------------------------------
+	if [ "$dev_kind" = swiwarp ]; then
+		timeout 60 rdma link delete swiwarp0 2>"$LAB_OUT/rmmod.err" &&
+			timeout 60 rmmod swiwarp 2>>"$LAB_OUT/rmmod.err" && [ ! -e /sys/module/swiwarp ]
+		rc=$?
+		if [ $rc -eq 0 ]; then
+			lab_pass "$p.rmmod"
+		else
+			lab_fail "$p.rmmod" "rc $rc: $(tr '\n' ' ' <"$LAB_OUT/rmmod.err") refcnt $(cat /sys/module/swiwarp/refcnt 2>/dev/null)"
+		fi
+	fi
+	dmesg | grep -iE 'swiwarp|siw' | tail -n 60
+else
+	# ---- attacker --------------------------------------------------------
+	lab_barrier listen 300
+	timeout 800 "$hostile" -p 7174 -s "$seed" -a -n "$nrand" -t 2000 \
+		-T $((mpa_ms + 12000)) "${excl[@]}" "$LAB_PEER_IP" >"$LAB_OUT/hostile.out" 2>&1
+	hrc=$?
+	cat "$LAB_OUT/hostile.out"
+	cp "$LAB_OUT/hostile.out" "$sh/hostile.out"
+	# one result per table case; the random picks as one aggregate
+	awk -v p="$p" '
+		/^case / {
+			name = $3; v = $NF; idx = $2
+			line = $0; sub(/^case [0-9]+ +/, "", line)
+			if (seen[name]++) {
+				rnd++
+				if (v != "[ok]") { rbad++; print "FAIL: " p ".hostile." name ".r" idx " [" line "]" }
+				next
+			}
+			if (v == "[ok]") print "PASS: " p ".hostile." name
+			else print "FAIL: " p ".hostile." name " [" line "]"
+		}
+		END { if (rnd && !rbad) print "PASS: " p ".hostile.random (" rnd " cases)" }' "$LAB_OUT/hostile.out" >>"$LAB_OUT/results"
+	grep -q '^hostile: [0-9]* cases' "$LAB_OUT/hostile.out" ||
+		lab_fail "$p.hostile.run" "hostile exited $hrc without a summary"
+	lab_barrier hostile-done 300
+
+	# ordinary traffic must still work
+	timeout 60 rping -c -a "$LAB_PEER_IP" -p 7174 -C 4 -S 100 -V >"$LAB_OUT/rping-client.out" 2>&1
+	rc=$?
+	tail -n 5 "$LAB_OUT/rping-client.out"
+	if [ $rc -eq 0 ]; then lab_pass "$p.traffic_after"; else lab_fail "$p.traffic_after" "rping -c exited $rc"; fi
+	lab_barrier rping-done 300
+
+	lab_barrier prot-listen 300
+	timeout 400 "$prot" client "$LAB_PEER_IP" 7175 >"$LAB_OUT/prot-client.out" 2>&1
+	cat "$LAB_OUT/prot-client.out"
+	grep -E '^(PASS|FAIL|SKIP):' "$LAB_OUT/prot-client.out" >>"$LAB_OUT/results"
+	lab_barrier prot-done 300
+fi
+exit 0
