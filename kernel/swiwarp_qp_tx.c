@@ -533,6 +533,8 @@ static bool swiwarp_tx_orq_push(struct swiwarp_qp *qp)
 		o->wqe = qp->tx.wqe;
 		o->valid = true;
 		qp->orq_put++;
+		/* The ORQ entry owns the memory references now. */
+		memset(qp->tx.wqe.mem, 0, sizeof(qp->tx.wqe.mem));
 		ok = true;
 	}
 	spin_unlock_irqrestore(&qp->orq_lock, flags);
