@@ -427,3 +427,50 @@ TEST(backpressure, slow_target_blocks_sources_without_loss)
 		stalls += t.stalls;
 	EXPECT_GT(stalls, 0U) << "sources never had to wait for the slow target";
 }
+
+TEST(flow, target_loss_tolerated_acks_tell_survivors)
+{
+	auto hub = mem_hub();
+	auto spec = base_spec("loss", {0, 1}, 1);
+	spec.dist = Dist::broadcast();
+	spec.ack.enabled = true;
+	spec.ack.quorum = 1;
+	spec.hint = Hint::latency;
+	spec.tolerate_target_loss = true;
+	auto t0 = Target::open(mem_transport(hub, 0), spec, 0);
+	auto t1 = Target::open(mem_transport(hub, 1), spec, 1);
+	auto s = Source::open(mem_transport(hub, 7), spec, 1);
+	std::thread survivor([&] {
+		uint32_t n = 0;
+		for (const Delivered &d : *t0)
+			EXPECT_EQ(tup_of(d.data).idx, n++);
+		EXPECT_EQ(n, 100U);
+	});
+	for (uint32_t i = 0; i < 100; i++) {
+		if (i == 5) // target 1 (never read: its ring holds 8) crashes mid-stream
+			mem_kill(hub, 1);
+		Tup tu{i, 1, i};
+		s->push(view_of(tu));
+	}
+	s->close();
+	survivor.join();
+	EXPECT_TRUE(s->wait_acked(100, 5000ms));
+	EXPECT_EQ(s->stats().targets_lost, 1U);
+	(void)t1;
+
+	// Without the option the loss is an error.
+	auto hub2 = mem_hub();
+	spec.tolerate_target_loss = false;
+	spec.ack.enabled = false;
+	auto u0 = Target::open(mem_transport(hub2, 0), spec, 0);
+	auto u1 = Target::open(mem_transport(hub2, 1), spec, 1);
+	auto s2 = Source::open(mem_transport(hub2, 7), spec, 1);
+	mem_kill(hub2, 1);
+	Tup tu{1, 1, 0};
+	try {
+		s2->push(view_of(tu));
+		ADD_FAILURE() << "push to a dead target succeeded";
+	} catch (const dpi::Error &e) {
+		EXPECT_EQ(e.code(), dpi::Errc::connection_lost);
+	}
+}

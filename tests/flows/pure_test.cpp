@@ -141,6 +141,23 @@ TEST(reduce, builtins_and_partial_merge)
 	EXPECT_TRUE(std::isnan(Aggregate{}.value(ReduceOp::avg)));
 }
 
+TEST(reduce, evict_coldest_keeps_hot_keys)
+{
+	Aggregator a;
+	for (uint64_t k = 0; k < 10; k++)
+		for (uint64_t i = 0; i <= k; i++)
+			a.add(k, 1); // key k seen k+1 times
+	auto cold = a.evict_coldest(4);
+	ASSERT_EQ(cold.size(), 4U);
+	for (size_t i = 0; i < 4; i++)
+		EXPECT_EQ(cold[i].key, i);
+	EXPECT_EQ(a.size(), 6U);
+	auto rest = a.evict_coldest(100);
+	EXPECT_EQ(rest.size(), 6U);
+	EXPECT_EQ(rest.back().count, 10);
+	EXPECT_EQ(a.size(), 0U);
+}
+
 TEST(wire, header_round_trip_and_rejects)
 {
 	MsgHeader h;

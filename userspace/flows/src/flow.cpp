@@ -82,13 +82,16 @@ public:
 			// The ack channel must exist before any target can answer.
 			tr_->create(ack_channel(spec_, id_), tr_->node_id(), 64U << 10, 16);
 			acks_ = tr_->inbox(ack_channel(spec_, id_));
-			ack_thread_ = std::thread([this] { ack_loop(); });
 		}
 		batches_.resize(r);
+		dead_.assign(r, false);
 		for (size_t i = 0; i < r; i++) {
 			tr_->create(data_channel(spec_, i), spec_.targets[i], spec_.segment_size, spec_.segments);
 			sinks_.push_back(tr_->sink(data_channel(spec_, i), spec_.targets[i]));
 		}
+		// Started last: a constructor that throws must not leave it running.
+		if (acks_)
+			ack_thread_ = std::thread([this] { ack_loop(); });
 	}
 	~SourceImpl() override
 	{
@@ -121,7 +124,7 @@ public:
 		if (spec_.reduce && spec_.reduce->where == Placement::source) {
 			partial_.add(key, spec_.reduce->value(t));
 			if (partial_.size() >= spec_.reduce->partial_capacity)
-				spill_partials();
+				spill_partials((partial_.size() + 1) / 2);
 			return st_.tuples_in - 1;
 		}
 		spec_.dist.targets(key, spec_.targets.size(), dests_);
@@ -131,7 +134,7 @@ public:
 		if (spec_.hint == Hint::latency) {
 			for (uint32_t d : dests_) {
 				emit(d);
-				sinks_[d]->flush();
+				guarded(d, [&] { sinks_[d]->flush(); });
 				st_.flushes++;
 			}
 		}
@@ -142,8 +145,8 @@ public:
 	{
 		for (size_t i = 0; i < sinks_.size(); i++)
 			emit(i);
-		for (auto &s : sinks_) {
-			s->flush();
+		for (size_t i = 0; i < sinks_.size(); i++) {
+			guarded(i, [&] { sinks_[i]->flush(); });
 			st_.flushes++;
 		}
 	}
@@ -153,7 +156,7 @@ public:
 		if (closed_)
 			return;
 		if (spec_.reduce && spec_.reduce->where == Placement::source)
-			spill_partials();
+			spill_partials(partial_.size());
 		for (size_t i = 0; i < sinks_.size(); i++) {
 			emit(i);
 			MsgHeader h;
@@ -162,14 +165,16 @@ public:
 			h.source_node = tr_->node_id();
 			h.first_seq = batches_[i].next_seq;
 			Bytes m = make_message(spec_, h, {}, st_);
-			sinks_[i]->send(m);
-		}
-		for (auto &s : sinks_) {
-			s->flush();
-			st_.flushes++;
-			s->close();
+			guarded(i, [&] { sinks_[i]->send(m); });
 		}
 		closed_ = true;
+		for (size_t i = 0; i < sinks_.size(); i++) {
+			guarded(i, [&] {
+				sinks_[i]->flush();
+				sinks_[i]->close();
+			});
+			st_.flushes++;
+		}
 	}
 
 	[[nodiscard]] uint64_t acked() const override
@@ -199,6 +204,23 @@ private:
 		uint64_t first_seq = 0;
 		uint64_t next_seq = 0;
 	};
+
+	// Runs a sink operation; with tolerate_target_loss a broken target is
+	// dropped (once) instead of failing the source.
+	template <class F> void guarded(size_t d, F f)
+	{
+		if (dead_[d])
+			return;
+		try {
+			f();
+		} catch (const Error &e) {
+			bool lost = e.code() == Errc::connection_lost || e.code() == Errc::unreachable;
+			if (!spec_.tolerate_target_loss || !lost)
+				throw;
+			dead_[d] = true;
+			st_.targets_lost++;
+		}
+	}
 
 	uint64_t register_tuple(std::span<const uint32_t> dests)
 	{
@@ -241,16 +263,16 @@ private:
 		h.first_seq = b.first_seq;
 		h.count = b.count;
 		Bytes m = make_message(spec_, h, b.payload, st_);
-		sinks_[d]->send(m);
+		guarded(d, [&] { sinks_[d]->send(m); });
 		b.payload.clear();
 		b.first_seq += b.count;
 		b.count = 0;
 	}
 
-	void spill_partials()
+	void spill_partials(size_t n)
 	{
 		std::byte rec[Aggregate::wire_size];
-		for (const Aggregate &a : partial_.drain()) {
+		for (const Aggregate &a : partial_.evict_coldest(n)) {
 			spec_.dist.targets(a.key, spec_.targets.size(), dests_);
 			a.encode(rec);
 			for (uint32_t d : dests_)
@@ -286,6 +308,7 @@ private:
 	uint32_t id_;
 	std::vector<std::unique_ptr<Sink>> sinks_;
 	std::vector<Batch> batches_;
+	std::vector<bool> dead_;
 	std::vector<uint32_t> dests_;
 	Bytes scratch_[2];
 	Aggregator partial_;

@@ -223,6 +223,24 @@ std::vector<Aggregate> Aggregator::snapshot() const
 	return v;
 }
 
+std::vector<Aggregate> Aggregator::evict_coldest(size_t n)
+{
+	std::vector<Aggregate> all;
+	all.reserve(table_.size());
+	for (const auto &kv : table_)
+		all.push_back(kv.second);
+	n = std::min(n, all.size());
+	auto colder = [](const Aggregate &a, const Aggregate &b) {
+		return a.count != b.count ? a.count < b.count : a.key < b.key;
+	};
+	std::nth_element(all.begin(), all.begin() + static_cast<ptrdiff_t>(n), all.end(), colder);
+	all.resize(n);
+	for (const Aggregate &a : all)
+		table_.erase(a.key);
+	std::sort(all.begin(), all.end(), [](const Aggregate &a, const Aggregate &b) { return a.key < b.key; });
+	return all;
+}
+
 std::vector<Aggregate> Aggregator::drain()
 {
 	auto v = snapshot();

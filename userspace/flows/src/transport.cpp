@@ -35,6 +35,7 @@ struct MemChannel {
 	};
 	std::deque<Item> queue;
 	std::unordered_map<uint64_t, uint32_t> inflight;
+	bool dead = false;
 };
 
 class MemHub
@@ -84,17 +85,25 @@ public:
 			throw Error(Errc::closed, "flow sink already closed");
 		std::unique_lock<std::mutex> g(ch_->mu);
 		uint32_t &n = ch_->inflight[id_];
-		if (n >= ch_->capacity) {
+		if (n >= ch_->capacity && !ch_->dead) {
 			c_.stalls++;
-			ch_->cv.wait(g, [&] { return ch_->inflight[id_] < ch_->capacity; });
+			ch_->cv.wait(g, [&] { return ch_->inflight[id_] < ch_->capacity || ch_->dead; });
 		}
+		if (ch_->dead)
+			throw Error(Errc::connection_lost, "flow channel owner is gone");
 		ch_->inflight[id_]++;
 		ch_->queue.push_back({id_, {node_, Bytes(msg.begin(), msg.end())}});
 		c_.messages++;
 		c_.bytes += msg.size();
 		ch_->cv.notify_all();
 	}
-	void flush() override { c_.flushes++; }
+	void flush() override
+	{
+		std::lock_guard<std::mutex> g(ch_->mu);
+		if (ch_->dead)
+			throw Error(Errc::connection_lost, "flow channel owner is gone");
+		c_.flushes++;
+	}
 	void close() override { closed_ = true; }
 
 private:
@@ -298,6 +307,19 @@ private:
 std::shared_ptr<Transport> mem_transport(std::shared_ptr<MemHub> hub, int node_id)
 {
 	return std::make_shared<MemTransport>(std::move(hub), node_id);
+}
+
+void mem_kill(const std::shared_ptr<MemHub> &hub, int node_id)
+{
+	std::lock_guard<std::mutex> g(hub->mu);
+	for (auto &[name, ch] : hub->channels) {
+		if (ch->owner != node_id)
+			continue;
+		std::lock_guard<std::mutex> c(ch->mu);
+		ch->dead = true;
+		ch->queue.clear();
+		ch->cv.notify_all();
+	}
 }
 
 std::shared_ptr<Transport> dpi_transport(std::shared_ptr<Node> node)

@@ -115,6 +115,9 @@ public:
 	[[nodiscard]] size_t size() const noexcept { return table_.size(); }
 	// All aggregates sorted by key; the table is emptied.
 	std::vector<Aggregate> drain();
+	// Removes and returns the `n` aggregates with the lowest counts (the cold
+	// keys), sorted by key, so hot keys stay resident and keep aggregating.
+	std::vector<Aggregate> evict_coldest(size_t n);
 	// A copy, sorted by key.
 	[[nodiscard]] std::vector<Aggregate> snapshot() const;
 
@@ -127,9 +130,9 @@ enum class Placement { source, target };
 struct ReduceSpec {
 	ReduceOp op = ReduceOp::sum;
 	std::function<int64_t(View)> value; // required
-	// source: eager partial aggregation at each source (flushed as partial
-	// aggregates when the table holds `partial_capacity` keys and at close),
-	// merged lazily at the target.  target: raw tuples travel, the target
+	// source: eager partial aggregation at each source (when the table holds
+	// `partial_capacity` keys, its coldest half is sent as partial aggregates;
+	// everything is sent at close), merged lazily at the target.  target: raw tuples travel, the target
 	// aggregates.
 	Placement where = Placement::source;
 	size_t partial_capacity = 1U << 16;
@@ -197,6 +200,10 @@ struct FlowSpec {
 	// at the target (e.g. zstd then AEAD).  The header is authenticated.
 	std::vector<std::shared_ptr<const Codec>> codecs;
 	AckSpec ack;
+	// A target whose connection breaks (Errc::connection_lost/unreachable) is
+	// dropped by each source instead of failing it: its tuples are skipped and
+	// never acknowledged, so quorum acks tell what the survivors hold.
+	bool tolerate_target_loss = false;
 	Hint hint = Hint::bandwidth;
 	size_t batch_bytes = 32U << 10; // bandwidth hint: message size
 	size_t segment_size = 256U << 10; // transport ring per (source, target)
@@ -257,6 +264,9 @@ public:
 class MemHub;
 std::shared_ptr<MemHub> mem_hub();
 std::shared_ptr<Transport> mem_transport(std::shared_ptr<MemHub> hub, int node_id);
+// Simulates the crash of `node_id`: its channels stop accepting messages and
+// every sink to them fails with Errc::connection_lost.
+void mem_kill(const std::shared_ptr<MemHub> &hub, int node_id);
 
 // libdpi transport: a channel is an append buffer on its owner; every source
 // is a libdpi Appender (one ring), the inbox is the owner's Consumer.  A
@@ -347,6 +357,7 @@ struct FlowStats {
 	uint64_t flushes = 0;
 	uint64_t payload_bytes = 0; // after codecs
 	uint64_t raw_bytes = 0;     // before codecs
+	uint64_t targets_lost = 0;  // with tolerate_target_loss
 };
 
 // One source of a flow.  Not thread-safe (one Source per thread).

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// Shared bits of the flow example applications: option parsing, starting a
+// DPI node from a cluster spec, retrying while peers come up, PASS/FAIL lines.
+#pragma once
+
+#include <dpi/dpi.hpp>
+#include <dpi/flow.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <thread>
+
+namespace flowapp
+{
+
+using namespace std::chrono_literals;
+
+// --key value options into a map; bare words are errors.
+inline std::map<std::string, std::string> parse_args(int argc, char **argv)
+{
+	std::map<std::string, std::string> m;
+	for (int i = 1; i < argc; i++) {
+		std::string a = argv[i];
+		if (a.rfind("--", 0) != 0 || i + 1 >= argc) {
+			std::fprintf(stderr, "bad argument '%s' (options are --name value)\n", a.c_str());
+			std::exit(2);
+		}
+		m[a.substr(2)] = argv[++i];
+	}
+	return m;
+}
+
+inline std::string opt(const std::map<std::string, std::string> &m, const std::string &k, const std::string &def)
+{
+	auto it = m.find(k);
+	return it == m.end() ? def : it->second;
+}
+
+inline long long num(const std::map<std::string, std::string> &m, const std::string &k, long long def)
+{
+	auto it = m.find(k);
+	return it == m.end() ? def : std::stoll(it->second);
+}
+
+inline std::shared_ptr<dpi::Node> start_node(const std::map<std::string, std::string> &m)
+{
+	dpi::Options o;
+	o.spec = dpi::ClusterSpec::load(opt(m, "spec", ""));
+	o.node_id = static_cast<int>(num(m, "id", -1));
+	o.op_timeout = std::chrono::milliseconds(num(m, "op-timeout-ms", 120000));
+	auto n = dpi::Node::start(o);
+	std::fprintf(stderr, "flows: node %d up\n", n->id());
+	return n;
+}
+
+// Peers start at slightly different times: retry what fails because a peer
+// (or the directory) is not up yet.
+template <class F> auto retry(F f, std::chrono::seconds budget = 60s)
+{
+	auto deadline = std::chrono::steady_clock::now() + budget;
+	for (;;) {
+		try {
+			return f();
+		} catch (const dpi::Error &e) {
+			bool transient = e.code() == dpi::Errc::unreachable || e.code() == dpi::Errc::unknown_buffer;
+			if (!transient || std::chrono::steady_clock::now() > deadline)
+				throw;
+		}
+		std::this_thread::sleep_for(200ms);
+	}
+}
+
+// Test result lines in the suite format.
+inline void result(bool ok, const std::string &name, const std::string &detail)
+{
+	if (ok)
+		std::printf("PASS: %s\n", name.c_str());
+	else
+		std::printf("FAIL: %s [%s]\n", name.c_str(), detail.c_str());
+	std::printf("# %s: %s\n", name.c_str(), detail.c_str());
+	std::fflush(stdout);
+}
+
+// A one-tuple broadcast from node `from` to every node: a barrier made of a
+// flow, so nobody shuts its DPI node down while others still need it.
+inline void flow_barrier(const std::shared_ptr<dpi::flow::Transport> &tr, const std::string &name, int nodes,
+                         int from)
+{
+	using namespace dpi::flow;
+	FlowSpec s;
+	s.name = name;
+	for (int i = 0; i < nodes; i++)
+		s.targets.push_back(i);
+	s.sources = 1;
+	s.dist = Dist::broadcast();
+	s.hint = Hint::latency;
+	// A peer may leave as soon as it saw the end of this flow, before the
+	// sender's last flush/close round trip completes: that is not an error.
+	s.tolerate_target_loss = true;
+	auto t = retry([&] { return Target::open(tr, s, static_cast<size_t>(tr->node_id())); });
+	if (tr->node_id() == from) {
+		auto src = retry([&] { return Source::open(tr, s, 0); });
+		uint64_t one = 1;
+		src->push({reinterpret_cast<const std::byte *>(&one), sizeof(one)});
+		src->close();
+	}
+	for ([[maybe_unused]] const Delivered &d : *t) {
+	}
+}
+
+} // namespace flowapp
