@@ -26,7 +26,7 @@ for drv in $drivers; do
 	echo "--- dpi on $drv"
 	log=$build/check-logs/70-dpi.$drv.lab.log
 	mkdir -p "$(dirname "$log")"
-	tests/lab/lab run -n 2 --name "dpi-$drv" --timeout "${DPI_LAB_TIMEOUT:-900}" -- \
+	tests/lab/lab run -n 2 --name "dpi-$drv" --timeout "${DPI_LAB_TIMEOUT:-1800}" -- \
 		"DPI_TESTS='${DPI_TESTS:-}' tests/dpi/lab-guest.sh $drv" >"$log" 2>&1
 	r=$?
 	grep -E '^(PASS|FAIL|SKIP):' "$log"
