@@ -262,17 +262,27 @@ v=$(echo "$st" | grep -c 'RDMA Read latency (ms), all connections *1 ')
 check stats.read_latency "latency rows with one sample" "$v" 1
 
 # ---- robustness: mutated captures must not crash tshark ---------------------------------
+# pcapgen's fuzz mode replaces random TCP payload bytes after CRCs and markers
+# were computed (broken lengths, headers, markers, CRCs on intact TCP
+# streams); editcap -E also hits the Ethernet/IP/TCP headers.
 crashed=0
-for i in $(seq 1 6); do
-	for cap in rev1_crc markers segmentation; do
-		editcap -E 0.03 -s "$i" "$caps/$cap.pcap" "$work/fuzz.pcap" 2>/dev/null ||
-			editcap -E 0.03 "$caps/$cap.pcap" "$work/fuzz.pcap"
-		chmod a+r "$work/fuzz.pcap"
-		if ! ts -r "$work/fuzz.pcap" -V >/dev/null || grep -qi 'dissector bug' "$work/ts.err"; then
+for seed in 1 2 3; do
+	rm -rf "$work/fz"
+	PCAPGEN_FUZZ_SEED=$seed "$pcapgen" "$work/fz" >/dev/null
+	chmod -R a+rX "$work/fz"
+	for cap in markers segmentation midstream terminate rev2_crc; do
+		if ! ts -2 -r "$work/fz/$cap.pcap" -V -o mpa.tcp.port:7175 >/dev/null ||
+			grep -qi 'dissector bug' "$work/ts.err"; then
 			crashed=$((crashed + 1))
-			cp "$work/fuzz.pcap" "$build/dissector-fuzz-crash-$cap-$i.pcap" 2>/dev/null
+			cp "$work/fz/$cap.pcap" "$build/dissector-fuzz-crash-$cap-$seed.pcap" 2>/dev/null
 		fi
 	done
+	editcap -E 0.02 --seed "$seed" "$caps/rev1_crc.pcap" "$work/fuzz.pcap"
+	chmod a+r "$work/fuzz.pcap"
+	if ! ts -r "$work/fuzz.pcap" -V >/dev/null || grep -qi 'dissector bug' "$work/ts.err"; then
+		crashed=$((crashed + 1))
+		cp "$work/fuzz.pcap" "$build/dissector-fuzz-crash-editcap-$seed.pcap" 2>/dev/null
+	fi
 done
 check fuzz.no_crash "crashing mutated captures" "$crashed" 0
 

@@ -28,6 +28,37 @@
 
 static const char *outdir;
 
+/*
+ * Fuzz mode (PCAPGEN_FUZZ_SEED set): every TCP payload byte is replaced by a
+ * random one with probability 1/PCAPGEN_FUZZ_ONE_IN (default 64), after CRCs
+ * and markers were computed, so the dissector sees broken lengths, headers,
+ * markers and CRCs on otherwise intact TCP streams.  Deterministic per seed.
+ */
+static uint64_t fuzz_state;
+static unsigned int fuzz_one_in = 64;
+
+static uint64_t fuzz_next(void)
+{
+	fuzz_state ^= fuzz_state << 13;
+	fuzz_state ^= fuzz_state >> 7;
+	fuzz_state ^= fuzz_state << 17;
+	return fuzz_state;
+}
+
+static uint32_t seg_send(struct tcpflow *fl, int dir, const uint8_t *data, size_t len)
+{
+	static uint8_t buf[65536];
+	size_t i;
+
+	if (!fuzz_state || len > sizeof(buf))
+		return tcpflow_send(fl, dir, data, len);
+	memcpy(buf, data, len);
+	for (i = 0; i < len; i++)
+		if (fuzz_next() % fuzz_one_in == 0)
+			buf[i] = (uint8_t)fuzz_next();
+	return tcpflow_send(fl, dir, buf, len);
+}
+
 struct side {
 	int markers;		/* this side inserts markers */
 	uint32_t marker_base;	/* TCP seq of its first FPDU */
@@ -141,7 +172,7 @@ static uint32_t mpa_handshake(struct conn *c, const struct hs *h)
 	n = iwarp_mpa_rr_encode(&rr, buf, sizeof(buf));
 	if (n < 0)
 		die("request encode: %s", iwarp_strerror(n));
-	f = tcpflow_send(&c->fl, 0, buf, (size_t)n);
+	f = seg_send(&c->fl, 0, buf, (size_t)n);
 	meta(c, "mpa_req_frame", f);
 
 	rr.kind = IWARP_MPA_REPLY;
@@ -153,7 +184,7 @@ static uint32_t mpa_handshake(struct conn *c, const struct hs *h)
 	n = iwarp_mpa_rr_encode(&rr, buf, sizeof(buf));
 	if (n < 0)
 		die("reply encode: %s", iwarp_strerror(n));
-	f = tcpflow_send(&c->fl, 1, buf, (size_t)n);
+	f = seg_send(&c->fl, 1, buf, (size_t)n);
 	meta(c, "mpa_rep_frame", f);
 
 	c->crc = h->crc_req || h->crc_rep;
@@ -217,7 +248,7 @@ static uint32_t flush(struct conn *c, int dir, size_t seg)
 
 		if (n > seg)
 			n = seg;
-		f = tcpflow_send(&c->fl, dir, s->pend + off, n);
+		f = seg_send(&c->fl, dir, s->pend + off, n);
 		off += n;
 	}
 	s->plen = 0;
@@ -665,7 +696,7 @@ static void scen_midstream(void)
 
 		fill_payload(tail, sizeof(tail), 99);
 		/* same length as the rest of that FPDU would have been */
-		tcpflow_send(&c.fl, 0, tail, iwarp_fpdu_len(3000 + IWARP_DDP_UNTAGGED_HDR_LEN) - 1460);
+		seg_send(&c.fl, 0, tail, iwarp_fpdu_len(3000 + IWARP_DDP_UNTAGGED_HDR_LEN) - 1460);
 	}
 	for (i = 0; i < 6; i++) {
 		send_msg(&c, i & 1, IWARP_OP_SEND, 200 + 10 * i, 1400, i);
@@ -792,6 +823,10 @@ int main(int argc, char **argv)
 	}
 	outdir = argv[1];
 	mkdir(outdir, 0755);
+	if (getenv("PCAPGEN_FUZZ_SEED"))
+		fuzz_state = strtoull(getenv("PCAPGEN_FUZZ_SEED"), NULL, 0) * 2654435761u + 1;
+	if (getenv("PCAPGEN_FUZZ_ONE_IN") && atoi(getenv("PCAPGEN_FUZZ_ONE_IN")) > 0)
+		fuzz_one_in = (unsigned int)atoi(getenv("PCAPGEN_FUZZ_ONE_IN"));
 	scen_handshake("rev1_crc", 1, 1);
 	scen_handshake("rev1_nocrc", 1, 0);
 	scen_handshake("rev2_crc", 2, 1);
