@@ -226,11 +226,14 @@ TEST(flow, forged_reordered_and_corrupt_messages_are_rejected)
 	EXPECT_THROW(t->next(1000ms), dpi::Error);
 	// A forged header (different source) with the same payload also fails:
 	// the header is associated data.
-	auto t3 = Target::open(mem_transport(hub, 0), [&] {
-		auto sp = spec;
-		sp.name = "forge2";
-		return sp;
-	}(), 0);
+	auto t3 = Target::open(
+	        mem_transport(hub, 0),
+	        [&] {
+		        auto sp = spec;
+		        sp.name = "forge2";
+		        return sp;
+	        }(),
+	        0);
 	auto raw3 = mem_transport(hub, 1)->sink("forge2.t0", 0);
 	Bytes forged = m->data;
 	forged[8] = std::byte{7};
@@ -400,7 +403,8 @@ TEST(hint, latency_sends_per_tuple_bandwidth_batches)
 		auto spec = base_spec(h == Hint::latency ? "lat" : "bw", {0}, 1);
 		spec.hint = h;
 		std::vector<FlowStats> ss;
-		auto got = run_flow(spec, 1, 4000, [](uint32_t, uint32_t k) { return k; }, &ss);
+		auto got = run_flow(
+		        spec, 1, 4000, [](uint32_t, uint32_t k) { return k; }, &ss);
 		EXPECT_EQ(got[0].size(), 4000U);
 		check_order(got[0]);
 		st[h] = ss[0];
@@ -419,7 +423,8 @@ TEST(backpressure, slow_target_blocks_sources_without_loss)
 	spec.segments = 2;
 	spec.batch_bytes = 1024;
 	std::vector<TransportStats> ts;
-	auto got = run_flow(spec, 2, 1500, [](uint32_t, uint32_t k) { return k; }, nullptr, &ts, 1ms);
+	auto got = run_flow(
+	        spec, 2, 1500, [](uint32_t, uint32_t k) { return k; }, nullptr, &ts, 1ms);
 	EXPECT_EQ(got[0].size(), 3000U);
 	check_order(got[0]);
 	uint64_t stalls = 0;

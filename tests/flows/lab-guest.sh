@@ -72,6 +72,6 @@ want stream && app stream 7484 "$LAB_N" flows-stream
 want ps && app ps 7485 "$LAB_N" flows-ps
 if want logship; then
 	mkdir -p "$LAB_SHARED/logship"
-	app logship 7486 "$LAB_N" flows-logship --logdir "$LAB_SHARED/logship" --records 1000 --kill-after 300
+	app logship 7486 "$LAB_N" flows-logship --logdir "$LAB_SHARED/logship" --records "${FLOWS_LOG_RECORDS:-300}" --kill-after "${FLOWS_LOG_KILL:-100}"
 fi
 lab_finish

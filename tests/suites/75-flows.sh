@@ -66,7 +66,7 @@ for drv in $drivers; do
 	echo "--- flows on $drv"
 	log=$build/check-logs/75-flows.$drv.lab.log
 	mkdir -p "$(dirname "$log")"
-	tests/lab/lab run -n "${FLOWS_GUESTS:-3}" --name "flows-$drv" --timeout "${FLOWS_LAB_TIMEOUT:-600}" -- \
+	tests/lab/lab run -n "${FLOWS_GUESTS:-3}" --name "flows-$drv" --timeout "${FLOWS_LAB_TIMEOUT:-900}" -- \
 		"LD_LIBRARY_PATH='$snap' FLOWS_BIN='$snap' FLOWS_TESTS='${FLOWS_TESTS:-}' FLOWS_ROWS='${FLOWS_ROWS:-20000}' tests/flows/lab-guest.sh $drv" >"$log" 2>&1
 	r=$?
 	grep -E '^(PASS|FAIL|SKIP):' "$log"

@@ -87,8 +87,7 @@ inline void result(bool ok, const std::string &name, const std::string &detail)
 
 // A one-tuple broadcast from node `from` to every node: a barrier made of a
 // flow, so nobody shuts its DPI node down while others still need it.
-inline void flow_barrier(const std::shared_ptr<dpi::flow::Transport> &tr, const std::string &name, int nodes,
-                         int from)
+inline void flow_barrier(const std::shared_ptr<dpi::flow::Transport> &tr, const std::string &name, int nodes, int from)
 {
 	using namespace dpi::flow;
 	FlowSpec s;

@@ -49,8 +49,10 @@ int main(int argc, char **argv)
 					want++;
 				}
 				ok = ok && want == n;
-				std::string name = tag + (h == Hint::latency ? ".latency-delivery" : ".bandwidth-delivery");
-				flowapp::result(ok, name, std::to_string(want) + " of " + std::to_string(n) + " tuples in order");
+				std::string name =
+				        tag + (h == Hint::latency ? ".latency-delivery" : ".bandwidth-delivery");
+				flowapp::result(ok, name,
+				                std::to_string(want) + " of " + std::to_string(n) + " tuples in order");
 				if (!ok)
 					rc = 1;
 			}
@@ -73,9 +75,11 @@ int main(int argc, char **argv)
 			}
 			char buf[300];
 			std::snprintf(buf, sizeof(buf),
-			              "%llu tuples: latency %llu msgs %llu flushes %llu WRs %llu segments; bandwidth %llu msgs "
+			              "%llu tuples: latency %llu msgs %llu flushes %llu WRs %llu segments; bandwidth "
+			              "%llu msgs "
 			              "%llu flushes %llu WRs %llu segments",
-			              static_cast<unsigned long long>(n), static_cast<unsigned long long>(st[0].messages),
+			              static_cast<unsigned long long>(n),
+			              static_cast<unsigned long long>(st[0].messages),
 			              static_cast<unsigned long long>(st[0].flushes),
 			              static_cast<unsigned long long>(st[0].dpi_posted_wrs),
 			              static_cast<unsigned long long>(st[0].dpi_segments),

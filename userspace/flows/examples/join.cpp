@@ -56,7 +56,8 @@ struct Gen {
 	{
 		uint64_t lo = rows * static_cast<uint64_t>(node) / static_cast<uint64_t>(nodes);
 		uint64_t hi = rows * static_cast<uint64_t>(node + 1) / static_cast<uint64_t>(nodes);
-		std::mt19937_64 rng(mix64(seed * 1000 + static_cast<uint64_t>(table) * 100 + static_cast<uint64_t>(node)));
+		std::mt19937_64 rng(
+		        mix64(seed * 1000 + static_cast<uint64_t>(table) * 100 + static_cast<uint64_t>(node)));
 		std::uniform_real_distribution<double> u(0, 1);
 		std::vector<Row> v;
 		v.reserve(hi - lo);
@@ -64,7 +65,8 @@ struct Gen {
 			uint64_t k = 0;
 			if (zipf) {
 				// Keys are scattered so the hot keys land on different nodes.
-				auto r = static_cast<uint64_t>(std::lower_bound(cdf.begin(), cdf.end(), u(rng)) - cdf.begin());
+				auto r = static_cast<uint64_t>(std::lower_bound(cdf.begin(), cdf.end(), u(rng)) -
+				                               cdf.begin());
 				k = mix64(std::min(r, keys - 1) ^ 0x5eed);
 			} else {
 				k = mix64(rng() % keys ^ 0x5eed);
@@ -95,7 +97,8 @@ JoinResult hash_join(const std::vector<Row> &r, const std::vector<Row> &s)
 		auto [a, b] = ht.equal_range(y.key);
 		for (auto it = a; it != b; ++it) {
 			res.matches++;
-			res.checksum += static_cast<int64_t>(mix64(it->second * 0x9e3779b97f4a7c15ULL + y.payload) >> 33);
+			res.checksum +=
+			        static_cast<int64_t>(mix64(it->second * 0x9e3779b97f4a7c15ULL + y.payload) >> 33);
 		}
 	}
 	return res;
@@ -196,8 +199,8 @@ int run(const std::shared_ptr<Transport> &tr, int nodes, const Gen &g, const std
 		char buf[400];
 		std::snprintf(buf, sizeof(buf),
 		              "node %d: R %lld/%zu S %lld/%zu rows, %lld matches (want %lld), %.2f s, %llu msgs %llu B",
-		              me, static_cast<long long>(mine.r_rows), exp_r.size(), static_cast<long long>(mine.s_rows),
-		              exp_s.size(), static_cast<long long>(mine.matches),
+		              me, static_cast<long long>(mine.r_rows), exp_r.size(),
+		              static_cast<long long>(mine.s_rows), exp_s.size(), static_cast<long long>(mine.matches),
 		              static_cast<long long>(want_mine.matches), secs, static_cast<unsigned long long>(msgs),
 		              static_cast<unsigned long long>(sent_bytes));
 		flowapp::result(ok_part, tag + ".partition" + std::to_string(me), buf);
@@ -263,8 +266,8 @@ int main(int argc, char **argv)
 	int nodes = static_cast<int>(num(args, "nodes", 2));
 	std::string tag = opt(args, "name", "flows.join");
 	Gen g{static_cast<uint64_t>(num(args, "rows", 20000)), static_cast<uint64_t>(num(args, "keys", 5000)),
-	      opt(args, "dist", "uniform") == "zipf", std::stod(opt(args, "theta", "1.0")),
-	      static_cast<uint64_t>(num(args, "seed", 1)), {}};
+	      opt(args, "dist", "uniform") == "zipf",          std::stod(opt(args, "theta", "1.0")),
+	      static_cast<uint64_t>(num(args, "seed", 1)),     {}};
 	g.init();
 	std::string p = opt(args, "prefix", "j");
 	// --local 1: every node is a thread of this process on the in-process
@@ -274,7 +277,8 @@ int main(int argc, char **argv)
 		std::vector<std::thread> th;
 		std::vector<int> rcs(static_cast<size_t>(nodes));
 		for (int i = 0; i < nodes; i++)
-			th.emplace_back([&, i] { rcs[static_cast<size_t>(i)] = run(mem_transport(hub, i), nodes, g, tag, p); });
+			th.emplace_back(
+			        [&, i] { rcs[static_cast<size_t>(i)] = run(mem_transport(hub, i), nodes, g, tag, p); });
 		for (auto &t : th)
 			t.join();
 		return *std::max_element(rcs.begin(), rcs.end());

@@ -94,8 +94,8 @@ int backup(const std::shared_ptr<Transport> &tr, int nodes, const std::string &d
 	return 0;
 }
 
-int primary(const std::shared_ptr<Transport> &tr, int nodes, const std::string &dir, uint64_t records,
-            uint32_t quorum, uint64_t kill_after, const std::string &tag)
+int primary(const std::shared_ptr<Transport> &tr, int nodes, const std::string &dir, uint64_t records, uint32_t quorum,
+            uint64_t kill_after, const std::string &tag)
 {
 	auto spec = log_spec(nodes, quorum);
 	auto src = flowapp::retry([&] { return Source::open(tr, spec, 0); });
@@ -170,8 +170,8 @@ int main(int argc, char **argv)
 			for (int i = 1; i < nodes; i++)
 				th.emplace_back([&, i] {
 					try {
-						rcs[static_cast<size_t>(i)] =
-						        backup(mem_transport(hub, i), nodes, dir, kill_after, false, hub);
+						rcs[static_cast<size_t>(i)] = backup(mem_transport(hub, i), nodes, dir,
+						                                     kill_after, false, hub);
 					} catch (const std::exception &e) {
 						flowapp::result(false, tag, std::string("backup error: ") + e.what());
 						rcs[static_cast<size_t>(i)] = 1;

@@ -21,7 +21,8 @@ namespace
 {
 int64_t grad(int worker, uint64_t j, int round)
 {
-	return static_cast<int64_t>((static_cast<uint64_t>(worker) * 31 + j * 7 + static_cast<uint64_t>(round)) % 11) - 5;
+	return static_cast<int64_t>((static_cast<uint64_t>(worker) * 31 + j * 7 + static_cast<uint64_t>(round)) % 11) -
+	       5;
 }
 
 std::vector<int64_t> expected_model(int nodes, uint64_t params, int rounds)
@@ -101,22 +102,25 @@ int run(const std::shared_ptr<Transport> &tr, int nodes, uint64_t params, int ro
 			         std::to_string(rounds) + " rounds: final model " + (ok ? "matches" : "differs from") +
 			         " the local computation";
 		} else {
-			auto mt = flowapp::retry([&] { return Target::open(tr, model_spec(nodes), static_cast<size_t>(me - 1)); });
+			auto mt = flowapp::retry(
+			        [&] { return Target::open(tr, model_spec(nodes), static_cast<size_t>(me - 1)); });
 			for (int r = 0; r < rounds; r++) {
 				std::vector<int64_t> want = expected_model(nodes, params, r);
 				uint64_t got = 0;
 				while (got < params) {
 					auto d = mt->next(std::chrono::minutes(2));
 					if (!d)
-						throw dpi::Error(dpi::Errc::timeout, "model of round " + std::to_string(r) + " incomplete");
+						throw dpi::Error(dpi::Errc::timeout,
+						                 "model of round " + std::to_string(r) + " incomplete");
 					Param p{};
 					std::memcpy(&p, d->data.data(), sizeof(p));
 					if (p.idx != got || p.value != want[got])
 						ok = false;
 					got++;
 				}
-				auto src = flowapp::retry(
-				        [&] { return Source::open(tr, update_spec(nodes, r), static_cast<uint32_t>(me)); });
+				auto src = flowapp::retry([&] {
+					return Source::open(tr, update_spec(nodes, r), static_cast<uint32_t>(me));
+				});
 				for (uint64_t j = 0; j < params; j++) {
 					Param p{j, grad(me, j, r)};
 					src->push({reinterpret_cast<const std::byte *>(&p), sizeof(p)});
@@ -148,8 +152,9 @@ int main(int argc, char **argv)
 		std::vector<std::thread> th;
 		std::vector<int> rcs(static_cast<size_t>(nodes));
 		for (int i = 0; i < nodes; i++)
-			th.emplace_back(
-			        [&, i] { rcs[static_cast<size_t>(i)] = run(mem_transport(hub, i), nodes, params, rounds, tag); });
+			th.emplace_back([&, i] {
+				rcs[static_cast<size_t>(i)] = run(mem_transport(hub, i), nodes, params, rounds, tag);
+			});
 		for (auto &t : th)
 			t.join();
 		return *std::max_element(rcs.begin(), rcs.end());

@@ -59,8 +59,7 @@ FlowSpec agg_spec(const std::string &name, int nodes, Placement where, size_t ca
 	return f;
 }
 
-int run(const std::shared_ptr<Transport> &tr, int nodes, uint64_t n, uint64_t keys, size_t cap,
-        const std::string &tag)
+int run(const std::shared_ptr<Transport> &tr, int nodes, uint64_t n, uint64_t keys, size_t cap, const std::string &tag)
 {
 	int me = tr->node_id();
 	try {
@@ -79,12 +78,14 @@ int run(const std::shared_ptr<Transport> &tr, int nodes, uint64_t n, uint64_t ke
 		bool ok[2] = {true, true};
 		const char *how[2] = {"repartition", "partial"};
 		for (int w = 0; w < 2; w++) {
-			auto spec = agg_spec(std::string("st") + how[w], nodes, w ? Placement::source : Placement::target, cap);
+			auto spec = agg_spec(std::string("st") + how[w], nodes,
+			                     w ? Placement::source : Placement::target, cap);
 			auto t = flowapp::retry([&] { return Target::open(tr, spec, static_cast<size_t>(me)); });
 			std::vector<Aggregate> res;
 			std::thread c([&] { res = t->results(std::chrono::minutes(5)); });
 			{
-				auto s = flowapp::retry([&] { return Source::open(tr, spec, static_cast<uint32_t>(me)); });
+				auto s = flowapp::retry(
+				        [&] { return Source::open(tr, spec, static_cast<uint32_t>(me)); });
 				for (const Ev &e : mine)
 					s->push({reinterpret_cast<const std::byte *>(&e), sizeof(e)});
 				s->close();
@@ -141,8 +142,9 @@ int main(int argc, char **argv)
 		std::vector<std::thread> th;
 		std::vector<int> rcs(static_cast<size_t>(nodes));
 		for (int i = 0; i < nodes; i++)
-			th.emplace_back(
-			        [&, i] { rcs[static_cast<size_t>(i)] = run(mem_transport(hub, i), nodes, n, keys, cap, tag); });
+			th.emplace_back([&, i] {
+				rcs[static_cast<size_t>(i)] = run(mem_transport(hub, i), nodes, n, keys, cap, tag);
+			});
 		for (auto &t : th)
 			t.join();
 		return *std::max_element(rcs.begin(), rcs.end());

@@ -45,7 +45,8 @@ public:
 		int bound = LZ4_compressBound(static_cast<int>(in.size()));
 		out.resize(4 + static_cast<size_t>(bound));
 		int n = LZ4_compress_default(reinterpret_cast<const char *>(in.data()),
-		                             reinterpret_cast<char *>(out.data() + 4), static_cast<int>(in.size()), bound);
+		                             reinterpret_cast<char *>(out.data() + 4), static_cast<int>(in.size()),
+		                             bound);
 		if (n <= 0 && !in.empty())
 			throw Error(Errc::system, "lz4 compression failed");
 		out.resize(4 + static_cast<size_t>(n));
@@ -54,8 +55,9 @@ public:
 	{
 		size_t n = get_len(in);
 		out.assign(n, std::byte{0});
-		int r = LZ4_decompress_safe(reinterpret_cast<const char *>(in.data() + 4), reinterpret_cast<char *>(out.data()),
-		                            static_cast<int>(in.size() - 4), static_cast<int>(n));
+		int r = LZ4_decompress_safe(reinterpret_cast<const char *>(in.data() + 4),
+		                            reinterpret_cast<char *>(out.data()), static_cast<int>(in.size() - 4),
+		                            static_cast<int>(n));
 		if (r < 0 || static_cast<size_t>(r) != n)
 			throw Error(Errc::protocol, "lz4: corrupt block");
 	}
@@ -110,9 +112,9 @@ public:
 		auto *o = reinterpret_cast<unsigned char *>(out.data());
 		randombytes_buf(o, nb);
 		unsigned long long clen = 0;
-		crypto_aead_xchacha20poly1305_ietf_encrypt(o + nb, &clen, reinterpret_cast<const unsigned char *>(in.data()),
-		                                           in.size(), reinterpret_cast<const unsigned char *>(ad.data()),
-		                                           ad.size(), nullptr, o, key_);
+		crypto_aead_xchacha20poly1305_ietf_encrypt(
+		        o + nb, &clen, reinterpret_cast<const unsigned char *>(in.data()), in.size(),
+		        reinterpret_cast<const unsigned char *>(ad.data()), ad.size(), nullptr, o, key_);
 		out.resize(nb + clen);
 	}
 	void decode(View in, Bytes &out, View ad) const override
@@ -123,10 +125,9 @@ public:
 		const auto *i = reinterpret_cast<const unsigned char *>(in.data());
 		out.resize(in.size() - nb - crypto_aead_xchacha20poly1305_ietf_ABYTES);
 		unsigned long long mlen = 0;
-		if (crypto_aead_xchacha20poly1305_ietf_decrypt(reinterpret_cast<unsigned char *>(out.data()), &mlen,
-		                                               nullptr, i + nb, in.size() - nb,
-		                                               reinterpret_cast<const unsigned char *>(ad.data()),
-		                                               ad.size(), i, key_) != 0)
+		if (crypto_aead_xchacha20poly1305_ietf_decrypt(
+		            reinterpret_cast<unsigned char *>(out.data()), &mlen, nullptr, i + nb, in.size() - nb,
+		            reinterpret_cast<const unsigned char *>(ad.data()), ad.size(), i, key_) != 0)
 			throw Error(Errc::protocol, "AEAD: authentication failed (tampered or wrong key)");
 		out.resize(mlen);
 	}

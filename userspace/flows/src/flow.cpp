@@ -6,6 +6,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <ranges>
 #include <set>
 #include <thread>
 
@@ -74,7 +75,7 @@ class SourceImpl final : public Source
 {
 public:
 	SourceImpl(std::shared_ptr<Transport> tr, FlowSpec spec, uint32_t id)
-	        : tr_(std::move(tr)), spec_(std::move(spec)), id_(id), tracker_(spec_.targets.size(), spec_.ack.quorum)
+	    : tr_(std::move(tr)), spec_(std::move(spec)), id_(id), tracker_(spec_.targets.size(), spec_.ack.quorum)
 	{
 		check_spec(spec_);
 		size_t r = spec_.targets.size();
@@ -235,7 +236,8 @@ private:
 	void add(size_t d, MsgType type, View item)
 	{
 		Batch &b = batches_[d];
-		size_t item_size = type == MsgType::partial ? Aggregate::wire_size : item.size() + (spec_.tuple_size ? 0 : 4);
+		size_t item_size =
+		        type == MsgType::partial ? Aggregate::wire_size : item.size() + (spec_.tuple_size ? 0 : 4);
 		if (b.count && (b.type != type || b.payload.size() + item_size > spec_.batch_bytes))
 			emit(d);
 		b.type = type;
@@ -330,7 +332,7 @@ class TargetImpl final : public Target
 {
 public:
 	TargetImpl(std::shared_ptr<Transport> tr, FlowSpec spec, size_t index)
-	        : tr_(std::move(tr)), spec_(std::move(spec)), index_(index)
+	    : tr_(std::move(tr)), spec_(std::move(spec)), index_(index)
 	{
 		check_spec(spec_);
 		if (index_ >= spec_.targets.size())
@@ -390,8 +392,9 @@ public:
 		while (!ended()) {
 			auto now = Clock::now();
 			if (now >= deadline)
-				throw Error(Errc::timeout, "flow '" + spec_.name + "' did not end: " + std::to_string(ends_.size()) +
-				                                   " of " + std::to_string(spec_.sources) + " sources closed");
+				throw Error(Errc::timeout,
+				            "flow '" + spec_.name + "' did not end: " + std::to_string(ends_.size()) +
+				                    " of " + std::to_string(spec_.sources) + " sources closed");
 			next(std::chrono::duration_cast<Millis>(deadline - now));
 		}
 		return agg_.snapshot();
@@ -432,7 +435,7 @@ private:
 		MsgHeader h = MsgHeader::decode(m.data);
 		if (h.type == MsgType::ack)
 			throw Error(Errc::protocol, "acknowledgement on a data channel");
-		if (ends_.count(h.source))
+		if (ends_.contains(h.source))
 			throw Error(Errc::protocol, "source " + std::to_string(h.source) + " sent after its end");
 		source_node_[h.source] = h.source_node;
 		if (h.type == MsgType::end) {
@@ -450,8 +453,8 @@ private:
 		st_.messages++;
 		payload_.assign(m.data.begin() + MsgHeader::size, m.data.end());
 		Bytes tmp;
-		for (auto it = spec_.codecs.rbegin(); it != spec_.codecs.rend(); ++it) {
-			(*it)->decode(payload_, tmp, View(m.data.data(), ad_size));
+		for (const auto &c : std::views::reverse(spec_.codecs)) {
+			c->decode(payload_, tmp, View(m.data.data(), ad_size));
 			payload_.swap(tmp);
 		}
 		if (h.type == MsgType::partial) {

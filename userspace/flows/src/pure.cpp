@@ -57,7 +57,7 @@ uint64_t mix64(uint64_t x) noexcept
 
 // ---------------------------------------------------------------------------
 Dist::Dist(std::string name, Fn fn, std::vector<uint64_t> splits)
-        : name_(std::move(name)), fn_(std::move(fn)), splits_(std::move(splits))
+    : name_(std::move(name)), fn_(std::move(fn)), splits_(std::move(splits))
 {
 }
 
@@ -329,9 +329,7 @@ std::vector<View> unpack_tuples(View payload, uint32_t count, size_t tuple_size)
 }
 
 // ---------------------------------------------------------------------------
-AckTracker::AckTracker(size_t ntargets, uint32_t quorum) : ntargets_(ntargets), quorum_(quorum), targets_(ntargets)
-{
-}
+AckTracker::AckTracker(size_t ntargets, uint32_t quorum) : ntargets_(ntargets), quorum_(quorum), targets_(ntargets) {}
 
 uint64_t AckTracker::sent(std::span<const uint32_t> dests)
 {
@@ -408,8 +406,9 @@ Map Map::projection(std::vector<std::pair<size_t, size_t>> fields, Placement whe
 		        out.clear();
 		        for (auto [off, len] : fields) {
 			        if (off > in.size() || in.size() - off < len)
-				        invalid("projection field [" + std::to_string(off) + ", +" + std::to_string(len) +
-				                ") outside a " + std::to_string(in.size()) + "-byte tuple");
+				        invalid("projection field [" + std::to_string(off) + ", +" +
+				                std::to_string(len) + ") outside a " + std::to_string(in.size()) +
+				                "-byte tuple");
 			        out.insert(out.end(), in.begin() + static_cast<ptrdiff_t>(off),
 			                   in.begin() + static_cast<ptrdiff_t>(off + len));
 		        }

@@ -73,7 +73,7 @@ class MemSink final : public Sink
 {
 public:
 	MemSink(std::shared_ptr<MemChannel> ch, int node, uint64_t id, Counters &c)
-	        : ch_(std::move(ch)), node_(node), id_(id), c_(c)
+	    : ch_(std::move(ch)), node_(node), id_(id), c_(c)
 	{
 	}
 	~MemSink() override = default;
@@ -148,8 +148,8 @@ public:
 			ch->owner = owner;
 			ch->capacity = segments ? segments : 1;
 		} else if (ch->owner != owner) {
-			throw Error(Errc::invalid_argument, "flow channel '" + name + "' already exists on node " +
-			                                            std::to_string(ch->owner));
+			throw Error(Errc::invalid_argument,
+			            "flow channel '" + name + "' already exists on node " + std::to_string(ch->owner));
 		}
 		hub_->cv.notify_all();
 	}
@@ -161,8 +161,8 @@ public:
 	{
 		auto ch = hub_->find(name, find_wait);
 		if (ch->owner != id_)
-			throw Error(Errc::not_local, "flow channel '" + name + "' is owned by node " +
-			                                     std::to_string(ch->owner));
+			throw Error(Errc::not_local,
+			            "flow channel '" + name + "' is owned by node " + std::to_string(ch->owner));
 		return std::make_unique<MemInbox>(ch);
 	}
 	[[nodiscard]] TransportStats stats() const override
@@ -247,7 +247,7 @@ class DpiTransport final : public Transport
 {
 public:
 	explicit DpiTransport(std::shared_ptr<Node> node)
-	        : node_(std::move(node)), local_(mem_transport(mem_hub(), node_->id()))
+	    : node_(std::move(node)), local_(mem_transport(mem_hub(), node_->id()))
 	{
 	}
 	[[nodiscard]] int node_id() const noexcept override { return node_->id(); }
@@ -325,7 +325,8 @@ void mem_kill(const std::shared_ptr<MemHub> &hub, int node_id)
 std::shared_ptr<Transport> dpi_transport(std::shared_ptr<Node> node)
 {
 	if (!node || node->id() < 0)
-		throw Error(Errc::invalid_argument, "flows need a DPI node with an id (anonymous nodes cannot host targets)");
+		throw Error(Errc::invalid_argument,
+		            "flows need a DPI node with an id (anonymous nodes cannot host targets)");
 	return std::make_shared<DpiTransport>(std::move(node));
 }
 

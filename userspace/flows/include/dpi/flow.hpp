@@ -188,10 +188,10 @@ struct AckSpec {
 };
 
 struct FlowSpec {
-	std::string name;            // 1..40 bytes, [A-Za-z0-9_.-]
-	std::vector<int> targets;    // R: node ids, fixed
-	size_t sources = 0;          // expected sources; 0 = long-lived (never ends)
-	size_t tuple_size = 0;       // 0 = variable-size tuples
+	std::string name;                    // 1..40 bytes, [A-Za-z0-9_.-]
+	std::vector<int> targets;            // R: node ids, fixed
+	size_t sources = 0;                  // expected sources; 0 = long-lived (never ends)
+	size_t tuple_size = 0;               // 0 = variable-size tuples
 	std::function<uint64_t(View)> group; // F_group; default: first 8 bytes, little endian
 	Dist dist = Dist::hash();
 	std::vector<Map> maps; // applied in order, the source ones before routing
@@ -205,7 +205,7 @@ struct FlowSpec {
 	// never acknowledged, so quorum acks tell what the survivors hold.
 	bool tolerate_target_loss = false;
 	Hint hint = Hint::bandwidth;
-	size_t batch_bytes = 32U << 10; // bandwidth hint: message size
+	size_t batch_bytes = 32U << 10;   // bandwidth hint: message size
 	size_t segment_size = 256U << 10; // transport ring per (source, target)
 	uint32_t segments = 8;
 
@@ -216,10 +216,10 @@ struct FlowSpec {
 // ---------------------------------------------------------------------------
 // Transports.  A channel is a named many-source inbox owned by one node.
 struct TransportStats {
-	uint64_t messages = 0;  // messages sent
-	uint64_t flushes = 0;   // explicit flushes (each is a visibility round trip on DPI)
-	uint64_t bytes = 0;     // message bytes sent
-	uint64_t stalls = 0;    // sends that waited for ring space (backpressure)
+	uint64_t messages = 0;       // messages sent
+	uint64_t flushes = 0;        // explicit flushes (each is a visibility round trip on DPI)
+	uint64_t bytes = 0;          // message bytes sent
+	uint64_t stalls = 0;         // sends that waited for ring space (backpressure)
 	uint64_t dpi_posted_wrs = 0; // libdpi Stats of the node (DPI transport only)
 	uint64_t dpi_segments = 0;
 	uint64_t dpi_appends = 0;
