@@ -176,7 +176,12 @@ static void swiwarp_cm_write_space(struct sock *sk)
 	read_lock_bh(&sk->sk_callback_lock);
 	cep = sk->sk_user_data;
 	if (cep) {
-		if (cep->rdma_mode && cep->qp)
+		/*
+		 * Restart TX only once there is room: tcp_check_space() also
+		 * calls us from inside our own sendmsg, and kicking there
+		 * would make the TX engine spin on -EAGAIN.
+		 */
+		if (cep->rdma_mode && cep->qp && sk_stream_is_writeable(sk))
 			swiwarp_sq_kick(cep->qp);
 		old = cep->old_write_space;
 	}

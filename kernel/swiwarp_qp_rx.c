@@ -535,8 +535,11 @@ static int swiwarp_rx_hdr_bytes(struct swiwarp_qp *qp, struct sk_buff *skb,
 		rx->fpdu_len = iwarp_get_be16(rx->hdr);
 		rx->tagged = rx->hdr[2] & IWARP_DDP_FLAG_TAGGED;
 		ddp_hl = iwarp_ddp_hdr_len(rx->tagged);
-		if (rx->fpdu_len < ddp_hl + 1) {
-			/* Cannot even hold a DDP header. */
+		if (rx->fpdu_len < ddp_hl) {
+			/*
+			 * Cannot even hold a DDP header (exactly ddp_hl is a
+			 * zero-length segment, e.g. an MPA v2 RTR).
+			 */
 			swiwarp_rx_fatal(qp, IWARP_TERM_LAYER_LLP,
 					 IWARP_TERM_ETYPE_MPA,
 					 IWARP_TERM_MPA_MARKER, false);
