@@ -26,6 +26,9 @@ struct Outcome {
 	iwarp_mpa_result resp;
 	iwarp_mpa_result init;
 	iwarp_mpa_rr rep;
+	// The parsed reply's ulp_pdata points into the received bytes, so the
+	// outcome keeps its own copy of them: exchange()'s buffers are gone.
+	std::vector<uint8_t> rep_wire;
 };
 
 // Full exchange through encoded bytes.
@@ -45,7 +48,10 @@ Outcome exchange(const iwarp_mpa_policy &ini, const iwarp_mpa_policy &rsp)
 	n = iwarp_mpa_rr_encode(&rep, wrep.data(), wrep.size());
 	EXPECT_GT(n, 0);
 	EXPECT_EQ(iwarp_mpa_rr_parse(wrep.data(), (size_t)n, &rep_rx), n);
+	o.rep_wire.assign(wrep.begin(), wrep.end());
 	o.rep = rep_rx;
+	if (rep_rx.ulp_pdata)
+		o.rep.ulp_pdata = o.rep_wire.data() + (rep_rx.ulp_pdata - wrep.data());
 	o.initiator_rc = iwarp_mpa_check_reply(&ini, &req, &rep_rx, &o.init);
 	return o;
 }
