@@ -1,0 +1,169 @@
+#!/bin/bash
+# Guest side of tests/suites/60-swiwarp-basic.sh.  Usage (in a lab guest):
+#   scenario.sh pair     2 guests, swiwarp on both: device checks, rping
+#                        (64 B with CRC, 1000 B without), rdma link delete,
+#                        rmmod
+#   scenario.sh interop  2 guests, guest 1 upstream siw, guest 2 swiwarp:
+#                        rping (64 bytes) in both roles, ib_write_bw -R
+# Every check prints one PASS:/FAIL:/SKIP: line (names carry the guest id).
+source "$LAB_TOP/tests/lab/lib.sh"
+mode=${1:?usage: scenario.sh pair|interop}
+me=g$LAB_ID
+work=$LAB_OUT/swiwarp-$mode
+mkdir -p "$work"
+params=/sys/module/swiwarp/parameters
+
+load_driver() {
+	local drv=$1 rc
+	if [ "$drv" = siw ]; then
+		lab_load_siw
+	else
+		lab_load_swiwarp eth0 swiwarp0
+	fi
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		lab_fail "$mode/load-$drv-$me" "loader returned $rc"
+		lab_barrier loaded 120
+		lab_finish
+	fi
+	lab_pass "$mode/load-$drv-$me"
+	dev=$(lab_rdma_dev)
+}
+
+# swiwarp device as seen by rdma(8), sysfs and libibverbs.
+check_device() {
+	local link
+	link=$(rdma link show 2>&1)
+	if echo "$link" | grep -q '^link swiwarp0/1 state ACTIVE .*netdev eth0'; then
+		lab_pass "$mode/rdma-link-$me"
+	else
+		lab_fail "$mode/rdma-link-$me" "$(echo "$link" | tr '\n' ' ')"
+	fi
+	if [ "$(cat /sys/class/infiniband/swiwarp0/node_type)" = "4: RNIC" ]; then
+		lab_pass "$mode/node-type-rnic-$me"
+	else
+		lab_fail "$mode/node-type-rnic-$me" "$(cat /sys/class/infiniband/swiwarp0/node_type)"
+	fi
+	if ibv_devinfo -d swiwarp0 2>&1 | grep -q 'transport:.*iWARP'; then
+		lab_pass "$mode/ibv-devinfo-$me"
+	else
+		lab_fail "$mode/ibv-devinfo-$me" "libibverbs does not show swiwarp0 as iWARP (provider?)"
+	fi
+}
+
+# check_rping NAME LOG RC COUNT SIZE PREFIX: exit 0, COUNT pings in order,
+# each of SIZE-1 printable bytes, nothing reported as an error.
+check_rping() {
+	local name=$1 log=$2 rc=$3 count=$4 size=$5 prefix=$6 why
+	if [ "$rc" -ne 0 ]; then
+		why="rping exited $rc: $(grep -v 'ping data' "$log" | tail -n 2 | tr '\n' ' ' | cut -c1-160)"
+	else
+		why=$(awk -v n="$count" -v sz="$size" -v pre="$prefix" '
+			/[Ee]rror|mismatch/ { print "rping said: " $0; bad = 1; exit }
+			index($0, pre) == 1 {
+				s = substr($0, length(pre) + 1)
+				if (index(s, "rdma-ping-" k + 0 ": ") != 1) { print "ping " k + 0 " missing or out of order"; bad = 1; exit }
+				if (length(s) != sz - 1) { print "ping " k + 0 ": " length(s) + 1 " bytes, want " sz; bad = 1; exit }
+				k++
+			}
+			END { if (!bad && k != n) print "saw " k + 0 " pings, want " n }' "$log")
+	fi
+	if [ -z "$why" ]; then lab_pass "$name"; else lab_fail "$name" "$why"; fi
+}
+
+# rping_pair TAG SERVER_ID CLIENT_ID COUNT SIZE [PORT]
+rping_pair() {
+	local tag=$1 sid=$2 cid=$3 count=$4 size=$5 port=${6:-7174} pid rc
+	local args=(-C "$count" -S "$size" -v -p "$port")
+	if [ "$LAB_ID" = "$sid" ]; then
+		timeout 90 rping -s -a "192.0.2.$sid" "${args[@]}" >"$work/$tag-s.log" 2>&1 &
+		pid=$!
+		lab_wait_listen "$port" 60
+	fi
+	lab_barrier "$tag-listen" 150
+	if [ "$LAB_ID" = "$cid" ]; then
+		timeout 90 rping -c -a "192.0.2.$sid" "${args[@]}" >"$work/$tag-c.log" 2>&1
+		rc=$?
+		check_rping "$mode/$tag-client-$me" "$work/$tag-c.log" $rc "$count" "$size" "ping data: "
+	fi
+	if [ "$LAB_ID" = "$sid" ]; then
+		wait $pid
+		rc=$?
+		check_rping "$mode/$tag-server-$me" "$work/$tag-s.log" $rc "$count" "$size" "server ping data: "
+	fi
+	lab_barrier "$tag-done" 150
+}
+
+# perf_pair TOOL PORT: TOOL -R from guest 2 to guest 1, 200 x 64 KiB.
+perf_pair() {
+	local tool=$1 port=$2 pid rc bw
+	local args=(-R -d "$dev" -n 200 -s 65536 -F -p "$port" --report_gbits)
+	if [ "$LAB_ID" = 1 ]; then
+		timeout 150 "$tool" "${args[@]}" >"$work/$tool-s.log" 2>&1 &
+		pid=$!
+		lab_wait_listen "$port" 60
+	fi
+	lab_barrier "$tool-listen" 150
+	if [ "$LAB_ID" = 2 ]; then
+		timeout 150 "$tool" "${args[@]}" "$LAB_PEER_IP" >"$work/$tool-c.log" 2>&1
+		rc=$?
+		bw=$(awk '$1 == 65536 && $2 == 200 && NF >= 5 { print $4 }' "$work/$tool-c.log")
+		if [ $rc -eq 0 ] && awk -v b="$bw" 'BEGIN { exit !(b + 0 > 0) }'; then
+			lab_pass "$mode/$tool-client-$me"
+			echo "$tool: $bw Gb/s average (TCG guest, not a benchmark)"
+		else
+			lab_fail "$mode/$tool-client-$me" "exit $rc, average '$bw': $(tail -n 3 "$work/$tool-c.log" | tr '\n' ' ' | cut -c1-160)"
+		fi
+	fi
+	if [ "$LAB_ID" = 1 ]; then
+		wait $pid
+		rc=$?
+		if [ $rc -eq 0 ]; then lab_pass "$mode/$tool-server-$me"
+		else lab_fail "$mode/$tool-server-$me" "exit $rc: $(tail -n 3 "$work/$tool-s.log" | tr '\n' ' ' | cut -c1-160)"; fi
+	fi
+	lab_barrier "$tool-done" 150
+}
+
+case $mode in
+pair)
+	load_driver swiwarp
+	check_device
+	lab_barrier loaded 150
+	rping_pair rping-small 1 2 10 64
+	# No CRC on either side (policy "accept if asked", nobody asks).
+	echo 1 >$params/mpa_crc
+	rping_pair rping-nocrc 1 2 5 1000
+	echo 2 >$params/mpa_crc
+	# Known bugs, see Documentation/kernel.md.
+	if [ "$LAB_ID" = 2 ]; then
+		lab_skip "$mode/perftest-send-write" "known bug: ib_send_bw/ib_write_bw -R pass in some runs, fail connection setup in others (Documentation/kernel.md)"
+		lab_skip "$mode/rping-60k" "known bug: third 60 KB ping arrives ~8 KB short (Documentation/kernel.md)"
+		lab_skip "$mode/ib_read_bw" "known bug: stalls with many outstanding 64 KiB Reads (Documentation/kernel.md)"
+		lab_skip "$mode/rping-p2p" "known bug: MPA v2 peer-to-peer (RTR) connections did not come up (Documentation/kernel.md)"
+		lab_skip "$mode/rping-mpa-v1" "known bug: MPA rev 1 initiator failed to connect (Documentation/kernel.md)"
+	fi
+	# Teardown: device removal and module unload with nothing left over.
+	lab_check "$mode/rdma-link-delete-$me" rdma link delete swiwarp0
+	lab_check "$mode/rmmod-$me" rmmod swiwarp
+	;;
+interop)
+	if [ "$LAB_ID" = 1 ]; then load_driver siw; else load_driver swiwarp; fi
+	# Upstream siw drops a first Send that arrives before its QP is in RTS
+	# (see lab_delay_egress in tests/lab/lib.sh): delay the client's frames.
+	if [ "$LAB_ID" = 2 ]; then
+		lab_delay_egress 100 || lab_fail "$mode/netem-$me" "could not add the netem delay"
+	fi
+	lab_barrier loaded 150
+	rping_pair rping-siw-server 1 2 10 64
+	rping_pair rping-swiwarp-server 2 1 10 64 7176
+	perf_pair ib_write_bw 18516
+	# Known bug: 60 KB rping against siw fails in both roles (a stalled
+	# exchange with siw as server, a short buffer with swiwarp as server).
+	lab_skip "$mode/rping-60k-$me" "known bug: 60 KB rping against upstream siw fails (Documentation/kernel.md)"
+	;;
+*)
+	echo "unknown mode $mode" >&2
+	exit 2
+	;;
+esac
+lab_finish
