@@ -63,7 +63,8 @@ Bytes make_message(const FlowSpec &spec, MsgHeader h, View payload, FlowStats &s
 	h.payload = static_cast<uint32_t>(cur.size());
 	Bytes msg(MsgHeader::size + cur.size());
 	h.encode(msg.data());
-	std::memcpy(msg.data() + MsgHeader::size, cur.data(), cur.size());
+	if (!cur.empty()) // an empty vector's data() may be null: memcpy(null, 0) is UB
+		std::memcpy(msg.data() + MsgHeader::size, cur.data(), cur.size());
 	st.raw_bytes += payload.size();
 	st.payload_bytes += cur.size();
 	st.messages++;

@@ -72,8 +72,8 @@ constexpr Millis find_wait{30000};
 class MemSink final : public Sink
 {
 public:
-	MemSink(std::shared_ptr<MemChannel> ch, int node, uint64_t id, Counters &c)
-	    : ch_(std::move(ch)), node_(node), id_(id), c_(c)
+	MemSink(std::shared_ptr<MemChannel> ch, int node, uint64_t id, std::shared_ptr<Counters> c)
+	    : ch_(std::move(ch)), node_(node), id_(id), c_(std::move(c))
 	{
 	}
 	~MemSink() override = default;
@@ -86,15 +86,15 @@ public:
 		std::unique_lock<std::mutex> g(ch_->mu);
 		uint32_t &n = ch_->inflight[id_];
 		if (n >= ch_->capacity && !ch_->dead) {
-			c_.stalls++;
+			c_->stalls++;
 			ch_->cv.wait(g, [&] { return ch_->inflight[id_] < ch_->capacity || ch_->dead; });
 		}
 		if (ch_->dead)
 			throw Error(Errc::connection_lost, "flow channel owner is gone");
 		ch_->inflight[id_]++;
 		ch_->queue.push_back({id_, {node_, Bytes(msg.begin(), msg.end())}});
-		c_.messages++;
-		c_.bytes += msg.size();
+		c_->messages++;
+		c_->bytes += msg.size();
 		ch_->cv.notify_all();
 	}
 	void flush() override
@@ -102,7 +102,7 @@ public:
 		std::lock_guard<std::mutex> g(ch_->mu);
 		if (ch_->dead)
 			throw Error(Errc::connection_lost, "flow channel owner is gone");
-		c_.flushes++;
+		c_->flushes++;
 	}
 	void close() override { closed_ = true; }
 
@@ -110,7 +110,7 @@ private:
 	std::shared_ptr<MemChannel> ch_;
 	int node_;
 	uint64_t id_;
-	Counters &c_;
+	std::shared_ptr<Counters> c_; // shared: a sink may outlive its transport
 	bool closed_ = false;
 };
 
@@ -168,21 +168,21 @@ public:
 	[[nodiscard]] TransportStats stats() const override
 	{
 		TransportStats s;
-		c_.fill(s);
+		c_->fill(s);
 		return s;
 	}
 
 private:
 	std::shared_ptr<MemHub> hub_;
 	int id_;
-	Counters c_;
+	std::shared_ptr<Counters> c_ = std::make_shared<Counters>();
 };
 
 // ---------------------------------------------------------------------------
 class DpiSink final : public Sink
 {
 public:
-	DpiSink(std::unique_ptr<Appender> a, Counters &c) : a_(std::move(a)), c_(c) {}
+	DpiSink(std::unique_ptr<Appender> a, std::shared_ptr<Counters> c) : a_(std::move(a)), c_(std::move(c)) {}
 	void send(View msg) override
 	{
 		if (msg.size() > a_->max_append())
@@ -190,19 +190,19 @@ public:
 			                                     " bytes exceeds the channel's segment (max " +
 			                                     std::to_string(a_->max_append()) + ")");
 		a_->append(msg);
-		c_.messages++;
-		c_.bytes += msg.size();
+		c_->messages++;
+		c_->bytes += msg.size();
 	}
 	void flush() override
 	{
 		a_->flush();
-		c_.flushes++;
+		c_->flushes++;
 	}
 	void close() override { a_->close(); }
 
 private:
 	std::unique_ptr<Appender> a_;
-	Counters &c_;
+	std::shared_ptr<Counters> c_; // shared: a sink may outlive its transport
 };
 
 class DpiInbox final : public Inbox
@@ -283,7 +283,7 @@ public:
 	[[nodiscard]] TransportStats stats() const override
 	{
 		TransportStats s;
-		c_.fill(s);
+		c_->fill(s);
 		TransportStats l = local_->stats();
 		s.messages += l.messages;
 		s.flushes += l.flushes;
@@ -300,7 +300,7 @@ public:
 private:
 	std::shared_ptr<Node> node_;
 	std::shared_ptr<Transport> local_;
-	Counters c_;
+	std::shared_ptr<Counters> c_ = std::make_shared<Counters>();
 };
 } // namespace
 
