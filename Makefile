@@ -4,7 +4,7 @@
 
 # Debian's 6.1 headers.  Never derived from `uname -r`: build hosts run other kernels.
 KDIR ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-6.1.*-amd64)))
-KVER ?= $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null)
+KVER ?= $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 BUILD ?= $(CURDIR)/build
 CMAKE_BUILD_TYPE ?= RelWithDebInfo
 DESTDIR ?=
@@ -26,7 +26,7 @@ kernel: setup
 # Everything in userspace (wire-core tests, provider, libdpi, dissector plugin,
 # tools) is one CMake project.
 $(BUILD)/build.ninja: setup
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE)
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) -DCMAKE_INSTALL_PREFIX=/usr
 
 userspace: $(BUILD)/build.ninja
 	cmake --build $(BUILD)
