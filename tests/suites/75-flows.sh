@@ -62,12 +62,26 @@ if [ ! -x tests/lab/lab ]; then
 	echo "SKIP: flows.lab tests/lab/lab does not exist yet"
 	exit $rc
 fi
+# Guest tests with an open, intermittent failure (tests/flows/known-bugs:
+# "name<TAB>reason") are reported as SKIP with their reason and not run,
+# unless FLOWS_STRICT=1 or FLOWS_TESTS names them.  Remove a line once fixed.
+guest_tests=${FLOWS_TESTS:-}
+if [ -z "$guest_tests" ]; then
+	guest_tests="join-uniform join-zipf hint stream ps logship"
+	if [ "${FLOWS_STRICT:-0}" != 1 ]; then
+		while IFS=$'\t' read -r name reason; do
+			case $name in '' | '#'*) continue ;; esac
+			guest_tests=$(echo " $guest_tests " | sed "s/ $name / /; s/^ //; s/ $//")
+			for drv in $drivers; do echo "SKIP: flows.$drv.$name known bug: $reason"; done
+		done <tests/flows/known-bugs
+	fi
+fi
 for drv in $drivers; do
 	echo "--- flows on $drv"
 	log=$build/check-logs/75-flows.$drv.lab.log
 	mkdir -p "$(dirname "$log")"
 	tests/lab/lab run -n "${FLOWS_GUESTS:-3}" --name "flows-$drv" --timeout "${FLOWS_LAB_TIMEOUT:-900}" -- \
-		"LD_LIBRARY_PATH='$snap' FLOWS_BIN='$snap' FLOWS_TESTS='${FLOWS_TESTS:-}' FLOWS_ROWS='${FLOWS_ROWS:-20000}' tests/flows/lab-guest.sh $drv" >"$log" 2>&1
+		"LD_LIBRARY_PATH='$snap' FLOWS_BIN='$snap' FLOWS_TESTS='$guest_tests' FLOWS_ROWS='${FLOWS_ROWS:-20000}' tests/flows/lab-guest.sh $drv" >"$log" 2>&1
 	r=$?
 	grep -E '^(PASS|FAIL|SKIP):' "$log"
 	if [ $r -ne 0 ]; then
