@@ -4,13 +4,17 @@
 # running tests/flows/lab-guest.sh (distributed hash join with uniform and
 # Zipf keys, latency vs bandwidth hint, streaming aggregation, parameter
 # server, log shipping with a backup killed mid-stream).
-#   FLOWS_DRIVERS="siw rxe"   drivers (swiwarp once it works: one word)
+#   FLOWS_DRIVERS="rxe siw"   drivers (default rxe; swiwarp once it works: one word)
 #   FLOWS_TESTS="hint"        only these guest tests
 set -uo pipefail
 top=${SWIWARP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BUILD:-$top/build}
 cd "$top" || exit 1
-drivers=${FLOWS_DRIVERS:-siw}
+# rxe by default: on upstream siw the mesh of connections hangs intermittently
+# ("no reply within 120000 ms"; 9 of 47 checks failed in one run, 6 in
+# another, while rxe passed them all), which matches siw's passive-side race
+# described in Documentation/lab.md.  FLOWS_DRIVERS="siw" runs it anyway.
+drivers=${FLOWS_DRIVERS:-rxe}
 bin=$build/userspace/flows
 
 for f in flows-join flows-hint; do
