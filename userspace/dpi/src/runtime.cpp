@@ -267,6 +267,9 @@ struct Conn {
 
 	void poll_send_locked();
 	uint64_t post_locked(ibv_send_wr &wr, bool signal);
+	// One RDMA Write or Read of a single local buffer (the two differ only in opcode).
+	uint64_t post_rdma(ibv_wr_opcode opcode, const void *local, uint32_t lkey, size_t len, uint64_t raddr,
+	                   uint32_t rkey, bool signal);
 	uint64_t send_msg(const Msg &m, bool force_signal = false);
 	uint64_t write(const void *local, uint32_t lkey, size_t len, uint64_t raddr, uint32_t rkey, bool signal);
 	uint64_t read(void *local, uint32_t lkey, size_t len, uint64_t raddr, uint32_t rkey);
@@ -448,11 +451,12 @@ uint64_t Conn::send_msg(const Msg &m, bool force_signal)
 	return seq;
 }
 
-uint64_t Conn::write(const void *local, uint32_t lkey, size_t len, uint64_t raddr, uint32_t rkey, bool signal)
+uint64_t Conn::post_rdma(ibv_wr_opcode opcode, const void *local, uint32_t lkey, size_t len, uint64_t raddr,
+                         uint32_t rkey, bool signal)
 {
 	ibv_sge sge{reinterpret_cast<uint64_t>(local), static_cast<uint32_t>(len), lkey};
 	ibv_send_wr wr{};
-	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.opcode = opcode;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.wr.rdma.remote_addr = raddr;
@@ -461,17 +465,14 @@ uint64_t Conn::write(const void *local, uint32_t lkey, size_t len, uint64_t radd
 	return post_locked(wr, signal);
 }
 
+uint64_t Conn::write(const void *local, uint32_t lkey, size_t len, uint64_t raddr, uint32_t rkey, bool signal)
+{
+	return post_rdma(IBV_WR_RDMA_WRITE, local, lkey, len, raddr, rkey, signal);
+}
+
 uint64_t Conn::read(void *local, uint32_t lkey, size_t len, uint64_t raddr, uint32_t rkey)
 {
-	ibv_sge sge{reinterpret_cast<uint64_t>(local), static_cast<uint32_t>(len), lkey};
-	ibv_send_wr wr{};
-	wr.opcode = IBV_WR_RDMA_READ;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
-	std::lock_guard<std::mutex> g(smu);
-	return post_locked(wr, true);
+	return post_rdma(IBV_WR_RDMA_READ, local, lkey, len, raddr, rkey, true);
 }
 
 void Conn::wait_done(uint64_t seq, std::chrono::time_point<Clock> deadline)
