@@ -12,7 +12,7 @@ MULTIARCH := x86_64-linux-gnu
 
 export KDIR KVER BUILD
 
-.PHONY: all setup kernel userspace install check demo bench clean lab-shell
+.PHONY: all setup kernel userspace install check demo bench soak clean lab-shell
 
 all: setup kernel userspace
 
@@ -44,6 +44,10 @@ demo: all
 
 bench: all
 	@tests/bench/run.sh
+
+# The long load test (issue 8); `make check` runs a short version of it.
+soak: all
+	@tests/soak/run.sh
 
 # A shell in a lab guest with the module and the checkout available.
 lab-shell: all

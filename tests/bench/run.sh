@@ -1,16 +1,28 @@
 #!/usr/bin/env bash
-# make bench: every benchmark we have, each writing JSON and plots under
+# make bench: every benchmark we have.  Each part is its own script that
+# writes JSON under build/bench/ and plots + a report section under
 # Documentation/.  Numbers are same-boot ratios only (TCG guests).
 #
-# What exists today: the DPI append benchmark (libdpi vs ib_write_bw).
-# The stack benchmark of issue 7 (swiwarp vs upstream siw vs iperf3 TCP,
-# bandwidth/latency/CPU/connection set-up) is not written yet; this script
-# says so rather than pretending.
+#   tests/bench/stack.sh       swiwarp vs upstream siw vs iperf3 TCP (issue 7)
+#   tests/bench/dpi-append.sh  DPI_Append vs ib_write_bw (issue 5)
+#   tests/bench/flows.sh       shuffle / join / streaming (issue 6)
+#
+# BENCH_ONLY=regex runs a subset by script name.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 rc=0
-echo "== bench: DPI append vs ib_write_bw (tests/bench/dpi-append.sh)"
-tests/bench/dpi-append.sh || rc=1
-echo "== bench: swiwarp vs siw vs TCP: NOT IMPLEMENTED YET (issue 7); no numbers produced"
+for part in stack dpi-append flows; do
+	script=tests/bench/$part.sh
+	if [ -n "${BENCH_ONLY:-}" ] && ! [[ $part =~ $BENCH_ONLY ]]; then
+		continue
+	fi
+	if [ ! -x "$script" ]; then
+		echo "== bench: $part: NOT IMPLEMENTED YET ($script missing); no numbers produced"
+		rc=1
+		continue
+	fi
+	echo "== bench: $part ($script)"
+	"$script" || { echo "== bench: $part FAILED"; rc=1; }
+done
 exit $rc
