@@ -726,10 +726,14 @@ static int dissect_rddp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
 		}
 	}
 	if (si) {
-		if (si->flags & SEG_MSN_GAP)
+		if ((si->flags & SEG_MSN_GAP) && h.msn - si->expected_msn < 0x80000000u)
 			expert_add_info_format(pinfo, di, &ei_ddp_msn_gap,
 					       "MSN %u, expected %u (%u message(s) missing)", h.msn,
 					       si->expected_msn, h.msn - si->expected_msn);
+		else if (si->flags & SEG_MSN_GAP)
+			expert_add_info_format(pinfo, di, &ei_ddp_msn_gap,
+					       "MSN %u, expected %u (went back by %u)", h.msn,
+					       si->expected_msn, si->expected_msn - h.msn);
 		if (si->flags & SEG_MO_OVERLAP)
 			expert_add_info_format(pinfo, di, &ei_ddp_mo_overlap,
 					       "MO %u overlaps data already received (next MO %u)",

@@ -185,6 +185,17 @@ v=$(ts -r "$caps/segmentation.pcap" -Y "frame.number == $(meta segmentation writ
 	-T fields -e rdmap.msg_len)
 check segmentation.write_reassembled "message length" "$v" "$(meta segmentation write_reasm_len)"
 
+# tagged Writes tracked per STag: the 8-segment Write's STag counts 8
+# segments and 10000 bytes at its last segment, and only its first segment
+# opens the message
+v=$(ts -r "$caps/segmentation.pcap" -Y "frame.number == $(meta segmentation write_reasm_frame)" \
+	-T fields -e rdmap.stag.segments -e rdmap.stag.bytes -e rddp.msg_first -E occurrence=l |
+	tr '\t' ' ')
+check segmentation.write_tracked_per_stag "segments bytes first (last segment)" "$v" "8 10000 0"
+v=$(ts -r "$caps/segmentation.pcap" -T fields -e rddp.msg_first -E occurrence=a | tr ',' '\n' |
+	grep -c '^1$')
+check segmentation.tagged_messages "tagged messages opened" "$v" 2
+
 # ---- Read Request <-> Response --------------------------------------------------------
 for cap in rev1_crc rev2_nocrc segmentation; do
 	rq=$(meta $cap read_req_frame)
@@ -249,6 +260,13 @@ check errors.unknown_opcode "frames" "$(exp_at errors rdmap.opcode.unknown)" "$(
 check errors.unmatched_read_response "frames" "$(exp_at errors rdmap.read.unmatched)" \
 	"$(meta errors unmatched_resp_frame) "
 check errors.mo_overlap "frames" "$(exp_at errors rddp.mo.overlap)" "$(meta errors mo_overlap_frame) "
+check errors.mo_gap "frames" "$(exp_at errors rddp.mo.gap)" "$(meta errors mo_gap_frame) "
+check errors.to_overlap "frames" "$(exp_at errors rddp.to.overlap)" "$(meta errors to_overlap_frame) "
+check errors.wrong_buffer_model "frames" "$(exp_at errors rdmap.opcode.model)" \
+	"$(meta errors bad_model_frame) "
+check errors.read_size "frames" "$(exp_at errors rdmap.read.size)" "$(meta errors read_size_frame) "
+check errors.term_short "frames" "$(exp_at errors rdmap.term.short)" "$(meta errors term_short_frame) "
+check errors.msn_gap_only_once "frames with rddp.msn.gap" "$(count_frames errors rddp.msn.gap)" 1
 check errors.clean_frame_clean "experts in the good frame" \
 	"$(count_frames errors "_ws.expert && frame.number == $(meta errors ok_frame)")" 0
 
@@ -258,6 +276,12 @@ v=$(echo "$st" | awk '$1 == "RDMA" && $2 == "Read" && $3 == "Request" { print $4
 check stats.read_requests "RDMA Read Request count" "$v" 1
 v=$(echo "$st" | awk '$1 == "RDMA" && $2 == "Read" && $3 == "Response" { print $4 }')
 check stats.read_response_segments "RDMA Read Response segments" "$v" 3
+v=$(echo "$st" | grep -A1 '^ *RDMA Write  ' | awk '$1 == "payload" { print $3 }')
+check stats.write_bytes "RDMA Write payload bytes" "$v" 100
+v=$(echo "$st" | grep -A1 '^ *RDMA Read Response  ' | awk '$1 == "payload" { print $3 }')
+check stats.read_response_bytes "RDMA Read Response payload bytes" "$v" 3000
+v=$(echo "$st" | grep -c '^ connection 1: .*:7174  ')
+check stats.per_connection "connection rows" "$v" 1
 v=$(echo "$st" | grep -c 'RDMA Read latency (ms), all connections *1 ')
 check stats.read_latency "latency rows with one sample" "$v" 1
 

@@ -793,6 +793,69 @@ static void scen_errors(void)
 		fpdu_queue(&c, 1, buf, (size_t)n + 1000);
 		meta(&c, "mo_overlap_frame", flush(&c, 1, 1460));
 	}
+	/* MO gap: a 2-segment Send whose second segment starts 500 bytes late */
+	{
+		static uint8_t buf[2000];
+
+		iwarp_rdmap_init(&m, IWARP_OP_SEND);
+		m.ddp.msn = ++c.s[1].msn[0];
+		m.ddp.mo = 0;
+		m.ddp.last = false;
+		n = iwarp_rdmap_encode(&m, seg, sizeof(seg));
+		memcpy(buf, seg, (size_t)n);
+		fill_payload(buf + n, 1000, 5);
+		fpdu_queue(&c, 1, buf, (size_t)n + 1000);
+		flush(&c, 1, 1460);
+		m.ddp.mo = 1500;
+		m.ddp.last = true;
+		n = iwarp_rdmap_encode(&m, seg, sizeof(seg));
+		memcpy(buf, seg, (size_t)n);
+		fpdu_queue(&c, 1, buf, (size_t)n + 1000);
+		meta(&c, "mo_gap_frame", flush(&c, 1, 1460));
+	}
+	/* tagged Write whose second segment goes back into the first one's bytes */
+	{
+		static uint8_t buf[2000];
+
+		iwarp_rdmap_init(&m, IWARP_OP_WRITE);
+		m.ddp.stag = 0x7001;
+		m.ddp.to = 0x1000;
+		m.ddp.last = false;
+		n = iwarp_rdmap_encode(&m, seg, sizeof(seg));
+		memcpy(buf, seg, (size_t)n);
+		fill_payload(buf + n, 1000, 6);
+		fpdu_queue(&c, 0, buf, (size_t)n + 1000);
+		flush(&c, 0, 1460);
+		m.ddp.to = 0x1200;
+		m.ddp.last = true;
+		n = iwarp_rdmap_encode(&m, seg, sizeof(seg));
+		memcpy(buf, seg, (size_t)n);
+		fpdu_queue(&c, 0, buf, (size_t)n + 1000);
+		meta(&c, "to_overlap_frame", flush(&c, 0, 1460));
+	}
+	/* an untagged segment carrying the Write opcode (tagged-only) */
+	iwarp_rdmap_init(&m, IWARP_OP_SEND);
+	m.ddp.msn = ++c.s[0].msn[0];
+	n = iwarp_rdmap_encode(&m, seg, sizeof(seg));
+	seg[1] = (uint8_t)((seg[1] & ~IWARP_RDMAP_OPCODE_MASK) | IWARP_OP_WRITE);
+	fpdu_queue(&c, 0, seg, (size_t)n);
+	meta(&c, "bad_model_frame", flush(&c, 0, 1460));
+	/* Read Request for 100 bytes answered with 50 (queue 1 saw MSN 1 above) */
+	c.s[0].msn[IWARP_DDP_QN_READ_REQUEST] = 1;
+	read_req(&c, 0, 0x8001, 0x4000, 100, 0x8002, 0x6000);
+	flush(&c, 0, 1460);
+	write_msg(&c, 1, 0x8001, 0x4000, 50, 1400, IWARP_OP_READ_RESPONSE);
+	meta(&c, "read_size_frame", flush(&c, 1, 1460));
+	/* Terminate whose M/D/R bits promise headers that are not there */
+	iwarp_rdmap_init(&m, IWARP_OP_TERMINATE);
+	m.ddp.msn = ++c.s[1].msn[IWARP_DDP_QN_TERMINATE];
+	m.term.layer = IWARP_TERM_LAYER_RDMAP;
+	m.term.etype = IWARP_TERM_RDMAP_ETYPE_OPERATION;
+	m.term.ecode = IWARP_TERM_RDMAP_UNSPECIFIED;
+	n = iwarp_rdmap_encode(&m, seg, sizeof(seg));
+	seg[IWARP_DDP_UNTAGGED_HDR_LEN + 2] |= (IWARP_TERM_FLAG_M | IWARP_TERM_FLAG_D) >> 8;
+	fpdu_queue(&c, 1, seg, (size_t)n);
+	meta(&c, "term_short_frame", flush(&c, 1, 1460));
 	cap_close(&cap);
 }
 
