@@ -383,6 +383,7 @@ static int dissect_fpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
 	ui.dir = cx->dir;
 	ui.ulp_state = &mc->ulp_state;
 	ui.conn_label = mc->label;
+	ui.from_start = mc->handshake && !mc->d[cx->dir].resynced;
 	call_dissector_with_data(rddp_handle, ulpdu, pinfo, tree, &ui);
 	return wire_len;
 }

@@ -212,6 +212,7 @@ struct dir_state {
 
 struct rdmap_conn {
 	struct dir_state d[2];
+	gboolean dir_init[2];	/* first segment of the direction seen */
 	guint32 tagged_msgs;
 };
 
@@ -278,11 +279,19 @@ static struct read_req *find_read(struct dir_state *req_dir, guint32 stag, guint
 
 /* First pass: compare the segment with the connection state and update it. */
 static void track_segment(packet_info *pinfo, struct rdmap_conn *c, int dir,
-			  const struct sw_ddp_hdr *h, guint8 opcode, guint32 payload_len,
-			  const struct sw_read_req *rq, struct seg_info *si)
+			  gboolean from_start, const struct sw_ddp_hdr *h, guint8 opcode,
+			  guint32 payload_len, const struct sw_read_req *rq, struct seg_info *si)
 {
 	struct dir_state *ds = &c->d[dir];
 
+	if (!c->dir_init[dir]) {
+		c->dir_init[dir] = TRUE;
+		/* From the handshake on, every queue's first message is MSN 1. */
+		for (int q = 0; from_start && q < SW_RDMAP_MAX_QN; q++) {
+			ds->qn[q].seen = TRUE;
+			ds->qn[q].next_msn = 1;
+		}
+	}
 	if (h->tagged) {
 		struct stag_state *st = (struct stag_state *)wmem_map_lookup(
 			ds->stags, GUINT_TO_POINTER(h->stag));
@@ -720,8 +729,8 @@ static int dissect_rddp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
 			si = wmem_new0(wmem_file_scope(), struct seg_info);
 			/* Segments with an unknown opcode do not move the stream state. */
 			if (sw_rdmap_opcode_known(opcode))
-				track_segment(pinfo, c, ui->dir, &h, opcode, (guint32)plen,
-					      have_rq ? &rq : NULL, si);
+				track_segment(pinfo, c, ui->dir, ui->from_start, &h, opcode,
+					      (guint32)plen, have_rq ? &rq : NULL, si);
 			p_add_proto_data(wmem_file_scope(), pinfo, proto_rddp, idx, si);
 		}
 	}

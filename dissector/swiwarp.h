@@ -25,6 +25,8 @@ struct swiwarp_ulpdu_info {
 	int dir;		/* 0: initiator to responder (or first seen side) */
 	void **ulp_state;	/* per-connection state owned by rdmap.c */
 	const char *conn_label;	/* "a:p -> b:p" of direction 0, file scope */
+	gboolean from_start;	/* handshake seen, this direction not resynced:
+				 * the first message of every queue has MSN 1 */
 };
 
 /* One record per RDMAP message segment for the "rdmap" tap. */
