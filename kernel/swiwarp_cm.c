@@ -66,7 +66,20 @@ struct swiwarp_cep {
 	bool rdma_mode;
 	bool drop_abort;
 	bool await_rtr;
+	bool active;			/* we called connect() */
+	/*
+	 * iw_cm event contract (drivers/infiniband/core/iwcm.c): an active
+	 * cm_id waits for exactly one CONNECT_REPLY; an accepted passive
+	 * one for exactly one ESTABLISHED (iw_destroy_cm_id and
+	 * iw_cm_disconnect block until it comes).  Only after either of
+	 * them with status 0 (or ESTABLISHED with any status) are
+	 * DISCONNECT and CLOSE legal; CLOSE in any other state is a BUG()
+	 * in iw_cm.  iw_pending: the one event is still owed.
+	 */
+	bool iw_pending;
 	bool connected_up;		/* iw_cm saw the connection up */
+	int err;			/* status for the owed event */
+	unsigned long deadline;		/* of the armed timer */
 	void (*old_data_ready)(struct sock *sk);
 	void (*old_state_change)(struct sock *sk);
 	void (*old_write_space)(struct sock *sk);
@@ -133,6 +146,7 @@ static void swiwarp_cep_arm_timer(struct swiwarp_cep *cep)
 {
 	unsigned long t = msecs_to_jiffies(max(swiwarp_mpa_timeout_ms, 100));
 
+	cep->deadline = jiffies + t;
 	swiwarp_cep_get(cep);
 	if (!queue_delayed_work(swiwarp_cm_wq, &cep->timeout, t))
 		swiwarp_cep_put(cep);
@@ -363,6 +377,36 @@ static int swiwarp_cm_upcall(struct swiwarp_cep *cep, struct iw_cm_id *id,
 
 /* ------------------------------------------------------------ teardown */
 
+/*
+ * Tell iw_cm that the connection is gone, in the only way its state
+ * allows: the owed CONNECT_REPLY (active) with an error status; for an
+ * accepted passive side still waiting for the RTR, ESTABLISHED with an
+ * error status followed by CLOSE; CLOSE after a connection was reported
+ * up; nothing otherwise.
+ */
+static void swiwarp_cep_notify_close(struct swiwarp_cep *cep)
+{
+	int err = cep->err ? cep->err : -ECONNRESET;
+
+	if (cep->iw_pending) {
+		cep->iw_pending = false;
+		if (cep->active) {
+			swiwarp_cm_upcall(cep, cep->cm_id,
+					  IW_CM_EVENT_CONNECT_REPLY, err, NULL,
+					  0);
+			return;
+		}
+		swiwarp_cm_upcall(cep, cep->cm_id, IW_CM_EVENT_ESTABLISHED, err,
+				  NULL, 0);
+		cep->connected_up = true;
+	}
+	if (cep->connected_up) {
+		cep->connected_up = false;
+		swiwarp_cm_upcall(cep, cep->cm_id, IW_CM_EVENT_CLOSE, 0, NULL,
+				  0);
+	}
+}
+
 static void swiwarp_cep_release_sock(struct swiwarp_cep *cep, bool abort)
 {
 	if (!cep->sock)
@@ -396,9 +440,7 @@ static void swiwarp_cep_close(struct swiwarp_cep *cep, bool abort)
 	swiwarp_cep_release_sock(cep, abort);
 
 	if (cep->cm_id) {
-		if (cep->connected_up)
-			swiwarp_cm_upcall(cep, cep->cm_id, IW_CM_EVENT_CLOSE, 0,
-					  NULL, 0);
+		swiwarp_cep_notify_close(cep);
 		cep->cm_id->provider_data = NULL;
 		cep->cm_id->rem_ref(cep->cm_id);
 		cep->cm_id = NULL;
@@ -420,6 +462,14 @@ static void swiwarp_cep_close(struct swiwarp_cep *cep, bool abort)
 		/* A reference from the caller keeps cep alive until unlock. */
 		swiwarp_cep_put(cep);
 	}
+}
+
+/* Close, with status err for the event iw_cm may still be owed. */
+static void swiwarp_cep_fail(struct swiwarp_cep *cep, int err, bool abort)
+{
+	if (!cep->err)
+		cep->err = err;
+	swiwarp_cep_close(cep, abort);
 }
 
 /* --------------------------------------------------------------- MPA */
@@ -544,6 +594,7 @@ static void swiwarp_cep_proc_reply(struct swiwarp_cep *cep)
 	}
 	rv = iwarp_mpa_check_reply(&cep->pol, &cep->req, &rep, &cep->res);
 	if (rv == IWARP_ERR_PEER_REJECTED) {
+		cep->iw_pending = false;
 		swiwarp_cm_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY,
 				  -ECONNREFUSED, rep.ulp_pdata,
 				  rep.ulp_pdata_len);
@@ -564,14 +615,13 @@ static void swiwarp_cep_proc_reply(struct swiwarp_cep *cep)
 	}
 	cep->state = CEP_RDMA;
 	swiwarp_cep_stop_timer(cep);
+	cep->iw_pending = false;
 	cep->connected_up = true;
 	swiwarp_cm_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY, 0,
 			  rep.ulp_pdata, rep.ulp_pdata_len);
 	return;
 fail:
-	swiwarp_cm_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY, status,
-			  NULL, 0);
-	swiwarp_cep_close(cep, true);
+	swiwarp_cep_fail(cep, status, true);
 }
 
 /* Passive side: the MPA Request arrived. */
@@ -623,8 +673,10 @@ static void swiwarp_cep_proc_request(struct swiwarp_cep *cep)
 		swiwarp_cep_close(cep, true);
 		return;
 	}
-	/* iw_cm now owns the decision: iw_accept() or iw_reject(). */
-	swiwarp_cep_arm_timer(cep);
+	/*
+	 * iw_cm now owns the decision: iw_accept() or iw_reject() (also
+	 * called when the new cm_id is destroyed) closes this endpoint.
+	 */
 }
 
 static void swiwarp_cep_proc_data(struct swiwarp_cep *cep)
@@ -637,11 +689,7 @@ static void swiwarp_cep_proc_data(struct swiwarp_cep *cep)
 	if (rv == 0)
 		return;
 	if (rv < 0) {
-		if (cep->state == CEP_AWAIT_MPAREP)
-			swiwarp_cm_upcall(cep, cep->cm_id,
-					  IW_CM_EVENT_CONNECT_REPLY,
-					  -ECONNRESET, NULL, 0);
-		swiwarp_cep_close(cep, true);
+		swiwarp_cep_fail(cep, -ECONNRESET, true);
 		return;
 	}
 	if (cep->state == CEP_AWAIT_MPAREP)
@@ -658,9 +706,7 @@ static void swiwarp_cep_connected(struct swiwarp_cep *cep)
 
 	rv = swiwarp_cep_send_rr(cep, &cep->req);
 	if (rv) {
-		swiwarp_cm_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY,
-				  rv, NULL, 0);
-		swiwarp_cep_close(cep, true);
+		swiwarp_cep_fail(cep, rv, true);
 		return;
 	}
 	cep->state = CEP_AWAIT_MPAREP;
@@ -685,10 +731,7 @@ static void swiwarp_cep_proc_state(struct swiwarp_cep *cep)
 		} else if (st != TCP_SYN_SENT) {
 			int err = sock_error(sk);
 
-			swiwarp_cm_upcall(cep, cep->cm_id,
-					  IW_CM_EVENT_CONNECT_REPLY,
-					  err ? err : -ECONNREFUSED, NULL, 0);
-			swiwarp_cep_close(cep, true);
+			swiwarp_cep_fail(cep, err ? err : -ECONNREFUSED, true);
 		}
 		break;
 	case CEP_AWAIT_MPAREP:
@@ -696,14 +739,9 @@ static void swiwarp_cep_proc_state(struct swiwarp_cep *cep)
 		if (st != TCP_ESTABLISHED) {
 			/* Consume a frame that arrived with the FIN first. */
 			swiwarp_cep_proc_data(cep);
-			if (cep->state == CEP_AWAIT_MPAREP) {
-				swiwarp_cm_upcall(cep, cep->cm_id,
-						  IW_CM_EVENT_CONNECT_REPLY,
-						  -ECONNRESET, NULL, 0);
-				swiwarp_cep_close(cep, true);
-			} else if (cep->state == CEP_AWAIT_MPAREQ) {
-				swiwarp_cep_close(cep, true);
-			}
+			if (cep->state == CEP_AWAIT_MPAREP ||
+			    cep->state == CEP_AWAIT_MPAREQ)
+				swiwarp_cep_fail(cep, -ECONNRESET, true);
 		}
 		break;
 	case CEP_RDMA:
@@ -712,7 +750,7 @@ static void swiwarp_cep_proc_state(struct swiwarp_cep *cep)
 				swiwarp_cm_upcall(cep, cep->cm_id,
 						  IW_CM_EVENT_DISCONNECT, 0,
 						  NULL, 0);
-			swiwarp_cep_close(cep, false);
+			swiwarp_cep_fail(cep, -ECONNRESET, false);
 		}
 		break;
 	default:
@@ -771,6 +809,7 @@ static void swiwarp_cep_work(struct work_struct *w)
 	    cep->state == CEP_RDMA && cep->await_rtr) {
 		cep->await_rtr = false;
 		swiwarp_cep_stop_timer(cep);
+		cep->iw_pending = false;
 		cep->connected_up = true;
 		swiwarp_cm_upcall(cep, cep->cm_id, IW_CM_EVENT_ESTABLISHED, 0,
 				  NULL, 0);
@@ -792,13 +831,14 @@ static void swiwarp_cep_timeout(struct work_struct *w)
 					       struct swiwarp_cep, timeout);
 
 	mutex_lock(&cep->lock);
+	/* A run of a timer cancelled too late for a newer deadline. */
+	if (time_before(jiffies, cep->deadline))
+		goto out;
 	switch (cep->state) {
 	case CEP_CONNECTING:
 	case CEP_AWAIT_MPAREP:
 		pr_info_ratelimited("swiwarp: connect/MPA timeout\n");
-		swiwarp_cm_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY,
-				  -ETIMEDOUT, NULL, 0);
-		swiwarp_cep_close(cep, true);
+		swiwarp_cep_fail(cep, -ETIMEDOUT, true);
 		break;
 	case CEP_AWAIT_MPAREQ:
 		swiwarp_cep_close(cep, true);
@@ -806,14 +846,14 @@ static void swiwarp_cep_timeout(struct work_struct *w)
 	case CEP_RDMA:
 		if (cep->await_rtr) {
 			pr_info_ratelimited("swiwarp: no RTR from initiator\n");
-			cep->connected_up = true;
-			swiwarp_cep_close(cep, true);
+			swiwarp_cep_fail(cep, -ETIMEDOUT, true);
 		}
 		break;
 	default:
-		/* RECVD_MPAREQ: the ULP did not answer; iw_cm will. */
+		/* RECVD_MPAREQ: iw_accept()/iw_reject() will come. */
 		break;
 	}
+out:
 	mutex_unlock(&cep->lock);
 	swiwarp_cep_put(cep);
 }
@@ -901,6 +941,7 @@ int swiwarp_connect(struct iw_cm_id *id, struct iw_cm_conn_param *p)
 		return -ENOMEM;
 	}
 	cep->qp = qp;
+	cep->active = true;
 	swiwarp_policy_init(&cep->pol, true, p->ird, p->ord);
 	if (p->private_data_len)
 		memcpy(cep->pdata, p->private_data, p->private_data_len);
@@ -941,6 +982,7 @@ int swiwarp_connect(struct iw_cm_id *id, struct iw_cm_conn_param *p)
 		mutex_unlock(&cep->lock);
 		return rv;
 	}
+	cep->iw_pending = true;
 	swiwarp_cep_arm_timer(cep);
 	swiwarp_cep_event(cep, CEP_EV_STATE);
 	mutex_unlock(&cep->lock);
@@ -1003,7 +1045,11 @@ int swiwarp_accept(struct iw_cm_id *id, struct iw_cm_conn_param *p)
 	if (rv)
 		goto err_close;
 	if (cep->await_rtr) {
-		/* ESTABLISHED is reported when the RTR arrives. */
+		/*
+		 * ESTABLISHED is reported when the RTR arrives; from here
+		 * on iw_cm is owed it whatever happens (swiwarp_cep_close).
+		 */
+		cep->iw_pending = true;
 		swiwarp_cep_arm_timer(cep);
 	} else {
 		cep->connected_up = true;
@@ -1013,7 +1059,8 @@ int swiwarp_accept(struct iw_cm_id *id, struct iw_cm_conn_param *p)
 	goto out;
 
 err_close:
-	/* iw_cm drops its own QP reference after a failed accept. */
+	/* A failed iw_accept() precludes provider events (iwcm.c). */
+	cep->iw_pending = false;
 	cep->connected_up = false;
 	swiwarp_cep_close(cep, true);
 out:

@@ -299,9 +299,15 @@ int swiwarp_qp_modify_state(struct swiwarp_qp *qp,
 		}
 		break;
 	case SWIWARP_QP_ERROR:
+		/*
+		 * A disconnect (librdmacm moves an iWARP QP to SQD before
+		 * it asks iw_cm to disconnect) may find the connection gone
+		 * already; like a hardware RNIC, take that as done.
+		 */
 		if (next == SWIWARP_QP_IDLE && !qp->sock)
 			qp->state = SWIWARP_QP_IDLE;
-		else if (next != SWIWARP_QP_ERROR)
+		else if (next != SWIWARP_QP_ERROR &&
+			 next != SWIWARP_QP_CLOSING)
 			rv = -EINVAL;
 		break;
 	}

@@ -1,0 +1,204 @@
+#!/bin/bash
+# Guest side of tests/suites/62-swiwarp-matrix.sh: the application and
+# interop matrix, many unmodified Debian programs per boot.  Usage (in a
+# 2-guest lab):
+#   matrix-guest.sh pair     swiwarp on both guests
+#   matrix-guest.sh interop  guest 1 upstream siw, guest 2 swiwarp
+# Each application runs with either guest serving.  Then, in the same
+# boot, the swiwarp module parameters are changed (CRC policy, MPA
+# revision, peer-to-peer with each RTR kind) and a connection checked for
+# each setting.  Every check prints one PASS:/FAIL:/SKIP: line; names
+# carry the role and, where both guests report, the guest id.
+# MATRIX_STRICT=1 runs the known-bug items for real instead of SKIP.
+source "$LAB_TOP/tests/lab/lib.sh"
+mode=${1:?usage: matrix-guest.sh pair|interop}
+strict=${MATRIX_STRICT:-0}
+me=g$LAB_ID
+work=$LAB_OUT/matrix-$mode
+mkdir -p "$work"
+params=/sys/module/swiwarp/parameters
+step_no=0
+T=${MATRIX_APP_TIMEOUT:-90}
+
+drv_of() { # guest id -> driver name on it
+	if [ "$mode" = interop ] && [ "$1" = 1 ]; then echo siw; else echo swiwarp; fi
+}
+
+load() {
+	local rc
+	if [ "$(drv_of "$LAB_ID")" = siw ]; then lab_load_siw; else lab_load_swiwarp eth0 swiwarp0; fi
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		lab_fail "matrix/$mode/load-$me" "loader returned $rc"
+		lab_barrier loaded 200
+		lab_finish
+	fi
+	dev=$(lab_rdma_dev)
+}
+
+# set_param NAME VALUE: on swiwarp guests only.
+set_param() {
+	[ -w "$params/$1" ] && echo "$2" >"$params/$1"
+}
+
+# check_rping LOG COUNT SIZE PREFIX: print why it is wrong, or nothing.
+check_rping() {
+	awk -v n="$2" -v sz="$3" -v pre="$4" '
+		/[Ee]rror|mismatch/ { print "rping said: " $0; bad = 1; exit }
+		index($0, pre) == 1 {
+			s = substr($0, length(pre) + 1)
+			if (index(s, "rdma-ping-" k + 0 ": ") != 1) { print "ping " k + 0 " missing or out of order"; bad = 1; exit }
+			if (length(s) != sz - 1) { print "ping " k + 0 ": " length(s) + 1 " bytes, want " sz; bad = 1; exit }
+			k++
+		}
+		END { if (!bad && k != n) print "saw " k + 0 " pings, want " n }' "$1"
+}
+
+# check_perf LOG: a result line with a positive number in column 4 (BW
+# average, or t_typical for latency tests).
+check_perf() {
+	awk '$1 ~ /^[0-9]+$/ && NF >= 5 && $4 + 0 > 0 { ok = 1 } END { if (!ok) print "no result line" }' "$1"
+}
+
+# step NAME SERVER_ID PORT KIND 'SERVER ARGS' 'CLIENT ARGS'
+#   KIND: rping:COUNT:SIZE | perf | plain.  The server runs on guest
+#   SERVER_ID, the client on the other.  The client's result line is the
+#   step's; the server's status is folded into it.
+step() {
+	local name=$1 sid=$2 port=$3 kind=$4 sargs=$5 cargs=$6
+	local cid=$((3 - sid)) tag pid rc srv why=""
+	step_no=$((step_no + 1))
+	tag=s$step_no
+	if [ "$LAB_ID" = "$sid" ]; then
+		rm -f "$LAB_SHARED/$tag.srv"
+		# shellcheck disable=SC2086
+		(timeout "$T" $sargs >"$LAB_SHARED/$tag-server.log" 2>&1; echo $? >"$LAB_SHARED/$tag.srv") &
+		pid=$!
+		lab_wait_listen "$port" 30 || true
+	fi
+	lab_barrier "$tag-listen" 200
+	if [ "$LAB_ID" = "$cid" ]; then
+		# shellcheck disable=SC2086
+		timeout "$T" $cargs >"$work/$tag-client.log" 2>&1
+		rc=$?
+		[ $rc -ne 0 ] && why="client exit $rc: $(grep -v 'ping data' "$work/$tag-client.log" | tail -n 2 | tr '\n' ' ' | cut -c1-150)"
+	fi
+	if [ "$LAB_ID" = "$sid" ]; then
+		wait "$pid"
+	fi
+	lab_barrier "$tag-done" 200
+	if [ "$LAB_ID" = "$cid" ]; then
+		srv=$(cat "$LAB_SHARED/$tag.srv" 2>/dev/null || echo missing)
+		[ -z "$why" ] && [ "$srv" != 0 ] &&
+			why="server exit $srv: $(grep -v 'ping data' "$LAB_SHARED/$tag-server.log" | tail -n 2 | tr '\n' ' ' | cut -c1-150)"
+		if [ -z "$why" ]; then
+			case $kind in
+			rping:*)
+				IFS=: read -r _ n sz <<<"$kind"
+				why=$(check_rping "$work/$tag-client.log" "$n" "$sz" "ping data: ")
+				[ -z "$why" ] && why=$(check_rping "$LAB_SHARED/$tag-server.log" "$n" "$sz" "server ping data: ")
+				;;
+			perf)
+				why=$(check_perf "$work/$tag-client.log")
+				;;
+			esac
+		fi
+		if [ -z "$why" ]; then lab_pass "matrix/$mode/$name"
+		else lab_fail "matrix/$mode/$name" "$why"; fi
+	fi
+}
+
+# known NAME WHY: a known bug owned elsewhere; SKIP unless MATRIX_STRICT=1.
+# Returns 0 when the caller should run the step.
+known() {
+	[ "$strict" = 1 ] && return 0
+	[ "$LAB_ID" = 2 ] && lab_skip "matrix/$mode/$1" "known bug: $2 (MATRIX_STRICT=1 runs it)"
+	return 1
+}
+
+# apps TAG SERVER_ID: the application list with guest SERVER_ID serving.
+apps() {
+	local t=$1 sid=$2 sip=192.0.2.$2 perf
+	perf="-R -d $dev -F --report_gbits"
+	step "$t/rping-64" "$sid" 7174 rping:10:64 \
+		"rping -s -a $sip -p 7174 -C 10 -S 64 -v" "rping -c -a $sip -p 7174 -C 10 -S 64 -v"
+	if known "$t/rping-60k" "60 KB rping data short/stall (kdata)"; then
+		step "$t/rping-60k" "$sid" 7174 rping:3:60000 \
+			"rping -s -a $sip -p 7174 -C 3 -S 60000 -v" "rping -c -a $sip -p 7174 -C 3 -S 60000 -v"
+	fi
+	step "$t/ucmatose" "$sid" 7471 plain "ucmatose -b $sip -C 20" "ucmatose -s $sip -C 20"
+	step "$t/ucmatose-c8" "$sid" 7471 plain "ucmatose -b $sip -c 8 -C 5" "ucmatose -s $sip -c 8 -C 5"
+	step "$t/rdma-server-client" "$sid" 7471 plain "rdma_server -s $sip" "rdma_client -s $sip"
+	step "$t/rstream" "$sid" 7472 plain "rstream -b $sip -p 7472 -S 64 -C 100 -I 2 -T v" \
+		"rstream -s $sip -p 7472 -S 64 -C 100 -I 2 -T v"
+	step "$t/ib_send_bw" "$sid" 18515 perf "ib_send_bw $perf -p 18515 -n 200 -s 65536" \
+		"ib_send_bw $perf -p 18515 -n 200 -s 65536 $sip"
+	step "$t/ib_write_bw" "$sid" 18516 perf "ib_write_bw $perf -p 18516 -n 200 -s 65536" \
+		"ib_write_bw $perf -p 18516 -n 200 -s 65536 $sip"
+	step "$t/ib_write_bw-q4" "$sid" 18517 perf "ib_write_bw $perf -p 18517 -q 4 -n 100 -s 16384" \
+		"ib_write_bw $perf -p 18517 -q 4 -n 100 -s 16384 $sip"
+	if known "$t/ib_read_bw" "ib_read_bw -R stalls with many outstanding 64 KiB Reads (kdata)"; then
+		step "$t/ib_read_bw" "$sid" 18518 perf "ib_read_bw $perf -p 18518 -n 200 -s 65536" \
+			"ib_read_bw $perf -p 18518 -n 200 -s 65536 $sip"
+	fi
+	step "$t/ib_send_lat" "$sid" 18519 perf "ib_send_lat $perf -p 18519 -n 100 -s 64" \
+		"ib_send_lat $perf -p 18519 -n 100 -s 64 $sip"
+	step "$t/ib_write_lat" "$sid" 18520 perf "ib_write_lat $perf -p 18520 -n 100 -s 64" \
+		"ib_write_lat $perf -p 18520 -n 100 -s 64 $sip"
+	step "$t/ib_read_lat" "$sid" 18521 perf "ib_read_lat $perf -p 18521 -n 100 -s 64" \
+		"ib_read_lat $perf -p 18521 -n 100 -s 64 $sip"
+}
+
+# wire TAG SERVER_ID: one rping over the current parameter setting.
+wire() {
+	local sip=192.0.2.$2
+	step "$1" "$2" 7174 rping:3:200 "rping -s -a $sip -p 7174 -C 3 -S 200 -v" \
+		"rping -c -a $sip -p 7174 -C 3 -S 200 -v"
+}
+
+load
+if [ "$mode" = interop ] && [ "$LAB_ID" = 2 ]; then
+	# Upstream siw as server drops a first Send that arrives before its QP
+	# is in RTS (tests/lab/README.md): delay what swiwarp sends.
+	lab_delay_egress "${LAB_SIW_CLIENT_DELAY_MS:-100}" || lab_fail "matrix/$mode/netem-$me" "no netem"
+fi
+lab_barrier loaded 200
+
+apps g1-serves 1
+apps g2-serves 2
+
+# Connection storm: rping connects one after another (the connection setup
+# race of Documentation/kernel.md).
+loops=${MATRIX_LOOPS:-10}
+for i in $(seq "$loops"); do
+	wire "loop/rping-$i" $(((i % 2) + 1))
+done
+
+# Interop matrix over module parameters (swiwarp guests change their own).
+for crc in 0 1 2; do
+	set_param mpa_crc $crc
+	lab_barrier "crc$crc" 100
+	wire "wire/crc$crc-g1-serves" 1
+	wire "wire/crc$crc-g2-serves" 2
+done
+set_param mpa_crc 2
+set_param mpa_rev 1
+lab_barrier rev1 100
+wire "wire/mpa-rev1-g1-serves" 1
+wire "wire/mpa-rev1-g2-serves" 2
+set_param mpa_rev 2
+for rtr in 1 2 4; do
+	set_param peer_to_peer 1
+	set_param rtr_type $rtr
+	lab_barrier "rtr$rtr" 100
+	wire "wire/p2p-rtr$rtr-g1-serves" 1
+	wire "wire/p2p-rtr$rtr-g2-serves" 2
+done
+set_param peer_to_peer 0
+set_param rtr_type 6
+
+if [ "$(drv_of "$LAB_ID")" = swiwarp ]; then
+	lab_check "matrix/$mode/rdma-link-delete-$me" rdma link delete swiwarp0
+	lab_check "matrix/$mode/rmmod-$me" rmmod swiwarp
+fi
+lab_finish
