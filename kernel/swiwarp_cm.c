@@ -593,6 +593,21 @@ static void swiwarp_cep_proc_reply(struct swiwarp_cep *cep)
 		goto fail;
 	}
 	rv = iwarp_mpa_check_reply(&cep->pol, &cep->req, &rep, &cep->res);
+	if (rv == IWARP_ERR_MALFORMED &&
+	    cep->res.term_ecode == IWARP_TERM_MPA_NO_MATCHING_RTR &&
+	    cep->req.p2p && rep.p2p && rep.rtr && !(rep.rtr & (rep.rtr - 1))) {
+		/*
+		 * The responder picked one RTR kind we did not offer (upstream
+		 * siw answers any offer with Write or Read).  We can send
+		 * every kind, so go along with its choice.
+		 */
+		struct iwarp_mpa_rr req = cep->req;
+
+		req.rtr |= rep.rtr;
+		pr_info_ratelimited("swiwarp: peer chose an RTR kind not offered (%#x), using it\n",
+				    rep.rtr);
+		rv = iwarp_mpa_check_reply(&cep->pol, &req, &rep, &cep->res);
+	}
 	if (rv == IWARP_ERR_PEER_REJECTED) {
 		cep->iw_pending = false;
 		swiwarp_cm_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY,

@@ -61,18 +61,21 @@ check_perf() {
 }
 
 # step NAME SERVER_ID PORT KIND 'SERVER ARGS' 'CLIENT ARGS'
-#   KIND: rping:COUNT:SIZE | perf | plain.  The server runs on guest
+#   KIND: rping:COUNT:SIZE | perf | plain | reject (the client must see
+#   its connection refused; the server never gets a request and is
+#   stopped by a short timeout).  The server runs on guest
 #   SERVER_ID, the client on the other.  The client's result line is the
 #   step's; the server's status is folded into it.
 step() {
 	local name=$1 sid=$2 port=$3 kind=$4 sargs=$5 cargs=$6
-	local cid=$((3 - sid)) tag pid rc srv why=""
+	local cid=$((3 - sid)) tag pid rc srv why="" t=$T
 	step_no=$((step_no + 1))
+	[ "$kind" = reject ] && t=25
 	tag=s$step_no
 	if [ "$LAB_ID" = "$sid" ]; then
 		rm -f "$LAB_SHARED/$tag.srv"
 		# shellcheck disable=SC2086
-		(timeout "$T" $sargs >"$LAB_SHARED/$tag-server.log" 2>&1; echo $? >"$LAB_SHARED/$tag.srv") &
+		timeout "$t" $sargs >"$LAB_SHARED/$tag-server.log" 2>&1 &
 		pid=$!
 		lab_wait_listen "$port" 30 || true
 	fi
@@ -81,15 +84,26 @@ step() {
 		# shellcheck disable=SC2086
 		timeout "$T" $cargs >"$work/$tag-client.log" 2>&1
 		rc=$?
-		[ $rc -ne 0 ] && why="client exit $rc: $(grep -v 'ping data' "$work/$tag-client.log" | tail -n 2 | tr '\n' ' ' | cut -c1-150)"
+		if [ "$kind" = reject ]; then
+			if [ $rc -eq 0 ] || ! grep -q REJECTED "$work/$tag-client.log"; then
+				why="client exit $rc, want a refused connection: $(tail -n 2 "$work/$tag-client.log" | tr '\n' ' ' | cut -c1-150)"
+			fi
+		elif [ $rc -ne 0 ]; then
+			why="client exit $rc: $(grep -v 'ping data' "$work/$tag-client.log" | tail -n 2 | tr '\n' ' ' | cut -c1-150)"
+		fi
 	fi
-	if [ "$LAB_ID" = "$sid" ]; then
+	if [ "$LAB_ID" = "$sid" ] && [ "$kind" != reject ]; then
 		wait "$pid"
+		echo $? >"$LAB_SHARED/$tag.srv"
 	fi
 	lab_barrier "$tag-done" 200
+	if [ "$LAB_ID" = "$sid" ] && [ "$kind" = reject ]; then
+		kill "$pid" 2>/dev/null
+		wait "$pid"
+	fi
 	if [ "$LAB_ID" = "$cid" ]; then
 		srv=$(cat "$LAB_SHARED/$tag.srv" 2>/dev/null || echo missing)
-		[ -z "$why" ] && [ "$srv" != 0 ] &&
+		[ -z "$why" ] && [ "$srv" != 0 ] && [ "$kind" != reject ] &&
 			why="server exit $srv: $(grep -v 'ping data' "$LAB_SHARED/$tag-server.log" | tail -n 2 | tr '\n' ' ' | cut -c1-150)"
 		if [ -z "$why" ]; then
 			case $kind in
@@ -149,10 +163,10 @@ apps() {
 		"ib_read_lat $perf -p 18521 -n 100 -s 64 $sip"
 }
 
-# wire TAG SERVER_ID: one rping over the current parameter setting.
+# wire TAG SERVER_ID [KIND]: one rping over the current parameter setting.
 wire() {
 	local sip=192.0.2.$2
-	step "$1" "$2" 7174 rping:3:200 "rping -s -a $sip -p 7174 -C 3 -S 200 -v" \
+	step "$1" "$2" 7174 "${3:-rping:3:200}" "rping -s -a $sip -p 7174 -C 3 -S 200 -v" \
 		"rping -c -a $sip -p 7174 -C 3 -S 200 -v"
 }
 
@@ -174,28 +188,51 @@ for i in $(seq "$loops"); do
 	wire "loop/rping-$i" $(((i % 2) + 1))
 done
 
-# Interop matrix over module parameters (swiwarp guests change their own).
+# The wire matrix: both sides change their own settings.  swiwarp through
+# its module parameters; upstream siw only when it was built with its
+# settings as parameters (tests/swiwarp/matrix-siw-params.sh, SIW_KO=).
+siwp=/sys/module/siw/parameters
+siw_set() { [ -w "$siwp/$1" ] && echo "$2" >"$siwp/$1"; }
+[ "$(drv_of "$LAB_ID")" = siw ] && [ ! -w "$siwp/peer_to_peer" ] &&
+	echo "matrix: siw settings are constants in this build; only swiwarp's side varies"
+# crc: 0 refuse, 1 accept, 2 request (siw: strict / neither / required)
 for crc in 0 1 2; do
 	set_param mpa_crc $crc
+	siw_set mpa_crc_required $([ $crc = 2 ] && echo Y || echo N)
+	siw_set mpa_crc_strict $([ $crc = 0 ] && echo Y || echo N)
 	lab_barrier "crc$crc" 100
 	wire "wire/crc$crc-g1-serves" 1
 	wire "wire/crc$crc-g2-serves" 2
 done
 set_param mpa_crc 2
+siw_set mpa_crc_required N
+siw_set mpa_crc_strict N
 set_param mpa_rev 1
+siw_set mpa_version 1
 lab_barrier rev1 100
 wire "wire/mpa-rev1-g1-serves" 1
 wire "wire/mpa-rev1-g2-serves" 2
 set_param mpa_rev 2
+siw_set mpa_version 2
+# rtr_type bits: 1 Send, 2 Write, 4 Read (siw offers Write and Read).
 for rtr in 1 2 4; do
 	set_param peer_to_peer 1
 	set_param rtr_type $rtr
+	siw_set peer_to_peer Y
 	lab_barrier "rtr$rtr" 100
-	wire "wire/p2p-rtr$rtr-g1-serves" 1
-	wire "wire/p2p-rtr$rtr-g2-serves" 2
+	# A swiwarp responder takes Write and Read RTRs only: it refuses a
+	# Send-only offer with an MPA Reject (NO_MATCHING_RTR).  siw as
+	# responder answers any offer with Write or Read, which we send.
+	k=rping:3:200
+	if [ $rtr = 1 ] && [ "$mode" = pair ]; then k=reject; fi
+	wire "wire/p2p-rtr$rtr-g1-serves" 1 $k
+	k=rping:3:200
+	if [ $rtr = 1 ] && [ "$mode" = pair ]; then k=reject; fi
+	wire "wire/p2p-rtr$rtr-g2-serves" 2 $k
 done
 set_param peer_to_peer 0
 set_param rtr_type 6
+siw_set peer_to_peer N
 
 if [ "$(drv_of "$LAB_ID")" = swiwarp ]; then
 	lab_check "matrix/$mode/rdma-link-delete-$me" rdma link delete swiwarp0
