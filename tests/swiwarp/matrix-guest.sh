@@ -145,15 +145,15 @@ apps() {
 	step "$t/rdma-server-client" "$sid" 7471 plain "rdma_server -s $sip" "rdma_client -s $sip"
 	step "$t/rstream" "$sid" 7472 plain "rstream -b $sip -p 7472 -S 64 -C 100 -I 2 -T v" \
 		"rstream -s $sip -p 7472 -S 64 -C 100 -I 2 -T v"
-	step "$t/ib_send_bw" "$sid" 18515 perf "ib_send_bw $perf -p 18515 -n 200 -s 65536" \
-		"ib_send_bw $perf -p 18515 -n 200 -s 65536 $sip"
-	step "$t/ib_write_bw" "$sid" 18516 perf "ib_write_bw $perf -p 18516 -n 200 -s 65536" \
-		"ib_write_bw $perf -p 18516 -n 200 -s 65536 $sip"
-	step "$t/ib_write_bw-q4" "$sid" 18517 perf "ib_write_bw $perf -p 18517 -q 4 -n 100 -s 16384" \
-		"ib_write_bw $perf -p 18517 -q 4 -n 100 -s 16384 $sip"
+	step "$t/ib_send_bw" "$sid" 18515 perf "ib_send_bw $perf -p 18515 -n 40 -s 65536" \
+		"ib_send_bw $perf -p 18515 -n 40 -s 65536 $sip"
+	step "$t/ib_write_bw" "$sid" 18516 perf "ib_write_bw $perf -p 18516 -n 40 -s 65536" \
+		"ib_write_bw $perf -p 18516 -n 40 -s 65536 $sip"
+	step "$t/ib_write_bw-q4" "$sid" 18517 perf "ib_write_bw $perf -p 18517 -q 4 -n 40 -s 16384" \
+		"ib_write_bw $perf -p 18517 -q 4 -n 40 -s 16384 $sip"
 	if known "$t/ib_read_bw" "ib_read_bw -R stalls with many outstanding 64 KiB Reads (kdata)"; then
-		step "$t/ib_read_bw" "$sid" 18518 perf "ib_read_bw $perf -p 18518 -n 200 -s 65536" \
-			"ib_read_bw $perf -p 18518 -n 200 -s 65536 $sip"
+		step "$t/ib_read_bw" "$sid" 18518 perf "ib_read_bw $perf -p 18518 -n 40 -s 65536" \
+			"ib_read_bw $perf -p 18518 -n 40 -s 65536 $sip"
 	fi
 	step "$t/ib_send_lat" "$sid" 18519 perf "ib_send_lat $perf -p 18519 -n 100 -s 64" \
 		"ib_send_lat $perf -p 18519 -n 100 -s 64 $sip"
@@ -183,7 +183,7 @@ apps g2-serves 2
 
 # Connection storm: rping connects one after another (the connection setup
 # race of Documentation/kernel.md).
-loops=${MATRIX_LOOPS:-10}
+loops=${MATRIX_LOOPS:-4}
 for i in $(seq "$loops"); do
 	wire "loop/rping-$i" $(((i % 2) + 1))
 done

@@ -134,13 +134,11 @@ pair)
 	echo 1 >$params/mpa_crc
 	rping_pair rping-nocrc 1 2 5 1000
 	echo 2 >$params/mpa_crc
-	# Known bugs, see Documentation/kernel.md.
+	# Known bugs, see Documentation/kernel.md.  Peer-to-peer, MPA rev 1,
+	# CRC settings and perftest run in 62-swiwarp-matrix.sh.
 	if [ "$LAB_ID" = 2 ]; then
-		lab_skip "$mode/perftest-send-write" "known bug: ib_send_bw/ib_write_bw -R pass in some runs, fail connection setup in others (Documentation/kernel.md)"
 		lab_skip "$mode/rping-60k" "known bug: third 60 KB ping arrives ~8 KB short (Documentation/kernel.md)"
 		lab_skip "$mode/ib_read_bw" "known bug: stalls with many outstanding 64 KiB Reads (Documentation/kernel.md)"
-		lab_skip "$mode/rping-p2p" "known bug: MPA v2 peer-to-peer (RTR) connections did not come up (Documentation/kernel.md)"
-		lab_skip "$mode/rping-mpa-v1" "known bug: MPA rev 1 initiator failed to connect (Documentation/kernel.md)"
 	fi
 	# Teardown: device removal and module unload with nothing left over.
 	lab_check "$mode/rdma-link-delete-$me" rdma link delete swiwarp0
