@@ -10,6 +10,7 @@
 # each setting.  Every check prints one PASS:/FAIL:/SKIP: line; names
 # carry the role and, where both guests report, the guest id.
 # MATRIX_STRICT=1 runs the known-bug items for real instead of SKIP.
+# MATRIX_PARTS (default "apps loop wire raw") picks parts, for debugging.
 source "$LAB_TOP/tests/lab/lib.sh"
 mode=${1:?usage: matrix-guest.sh pair|interop}
 strict=${MATRIX_STRICT:-0}
@@ -18,6 +19,8 @@ work=$LAB_OUT/matrix-$mode
 mkdir -p "$work"
 params=/sys/module/swiwarp/parameters
 step_no=0
+parts=" ${MATRIX_PARTS:-apps loop wire raw} "
+part() { [[ $parts == *" $1 "* ]]; }
 T=${MATRIX_APP_TIMEOUT:-90}
 
 drv_of() { # guest id -> driver name on it
@@ -178,12 +181,15 @@ if [ "$mode" = interop ] && [ "$LAB_ID" = 2 ]; then
 fi
 lab_barrier loaded 200
 
-apps g1-serves 1
-apps g2-serves 2
+if part apps; then
+	apps g1-serves 1
+	apps g2-serves 2
+fi
 
 # Connection storm: rping connects one after another (the connection setup
 # race of Documentation/kernel.md).
 loops=${MATRIX_LOOPS:-4}
+part loop || loops=0
 for i in $(seq "$loops"); do
 	wire "loop/rping-$i" $(((i % 2) + 1))
 done
@@ -191,48 +197,116 @@ done
 # The wire matrix: both sides change their own settings.  swiwarp through
 # its module parameters; upstream siw only when it was built with its
 # settings as parameters (tests/swiwarp/matrix-siw-params.sh, SIW_KO=).
-siwp=/sys/module/siw/parameters
-siw_set() { [ -w "$siwp/$1" ] && echo "$2" >"$siwp/$1"; }
-[ "$(drv_of "$LAB_ID")" = siw ] && [ ! -w "$siwp/peer_to_peer" ] &&
-	echo "matrix: siw settings are constants in this build; only swiwarp's side varies"
-# crc: 0 refuse, 1 accept, 2 request (siw: strict / neither / required)
-for crc in 0 1 2; do
-	set_param mpa_crc $crc
-	siw_set mpa_crc_required $([ $crc = 2 ] && echo Y || echo N)
-	siw_set mpa_crc_strict $([ $crc = 0 ] && echo Y || echo N)
-	lab_barrier "crc$crc" 100
-	wire "wire/crc$crc-g1-serves" 1
-	wire "wire/crc$crc-g2-serves" 2
-done
-set_param mpa_crc 2
-siw_set mpa_crc_required N
-siw_set mpa_crc_strict N
-set_param mpa_rev 1
-siw_set mpa_version 1
-lab_barrier rev1 100
-wire "wire/mpa-rev1-g1-serves" 1
-wire "wire/mpa-rev1-g2-serves" 2
-set_param mpa_rev 2
-siw_set mpa_version 2
-# rtr_type bits: 1 Send, 2 Write, 4 Read (siw offers Write and Read).
-for rtr in 1 2 4; do
-	set_param peer_to_peer 1
-	set_param rtr_type $rtr
-	siw_set peer_to_peer Y
-	lab_barrier "rtr$rtr" 100
-	# A swiwarp responder takes Write and Read RTRs only: it refuses a
-	# Send-only offer with an MPA Reject (NO_MATCHING_RTR).  siw as
-	# responder answers any offer with Write or Read, which we send.
-	k=rping:3:200
-	if [ $rtr = 1 ] && [ "$mode" = pair ]; then k=reject; fi
-	wire "wire/p2p-rtr$rtr-g1-serves" 1 $k
-	k=rping:3:200
-	if [ $rtr = 1 ] && [ "$mode" = pair ]; then k=reject; fi
-	wire "wire/p2p-rtr$rtr-g2-serves" 2 $k
-done
-set_param peer_to_peer 0
-set_param rtr_type 6
-siw_set peer_to_peer N
+if part wire; then
+	siwp=/sys/module/siw/parameters
+	siw_set() { [ -w "$siwp/$1" ] && echo "$2" >"$siwp/$1"; }
+	[ "$(drv_of "$LAB_ID")" = siw ] && [ ! -w "$siwp/peer_to_peer" ] &&
+		echo "matrix: siw settings are constants in this build; only swiwarp's side varies"
+	# crc: 0 refuse, 1 accept, 2 request (siw: strict / neither / required)
+	for crc in 0 1 2; do
+		set_param mpa_crc $crc
+		siw_set mpa_crc_required $([ $crc = 2 ] && echo Y || echo N)
+		siw_set mpa_crc_strict $([ $crc = 0 ] && echo Y || echo N)
+		lab_barrier "crc$crc" 100
+		wire "wire/crc$crc-g1-serves" 1
+		wire "wire/crc$crc-g2-serves" 2
+	done
+	set_param mpa_crc 2
+	siw_set mpa_crc_required N
+	siw_set mpa_crc_strict N
+	set_param mpa_rev 1
+	siw_set mpa_version 1
+	lab_barrier rev1 100
+	wire "wire/mpa-rev1-g1-serves" 1
+	wire "wire/mpa-rev1-g2-serves" 2
+	set_param mpa_rev 2
+	siw_set mpa_version 2
+	# rtr_type bits: 1 Send, 2 Write, 4 Read (siw offers Write and Read).
+	for rtr in 1 2 4; do
+		set_param peer_to_peer 1
+		set_param rtr_type $rtr
+		siw_set peer_to_peer Y
+		lab_barrier "rtr$rtr" 100
+		# A swiwarp responder takes Write and Read RTRs only: it refuses a
+		# Send-only offer with an MPA Reject (NO_MATCHING_RTR).  siw as
+		# responder answers any offer with Write or Read, which we send.
+		k=rping:3:200
+		if [ $rtr = 1 ] && [ "$mode" = pair ]; then k=reject; fi
+		wire "wire/p2p-rtr$rtr-g1-serves" 1 $k
+		k=rping:3:200
+		if [ $rtr = 1 ] && [ "$mode" = pair ]; then k=reject; fi
+		wire "wire/p2p-rtr$rtr-g2-serves" 2 $k
+	done
+	set_param peer_to_peer 0
+	set_param rtr_type 6
+	siw_set peer_to_peer N
+fi
+
+# A peer-to-peer initiator that never sends its RTR (a raw MPA client):
+# the accepted rping server must learn that the connection is gone
+# (iw_cm: ESTABLISHED with an error status, then CLOSE) after the RTR
+# timeout ("hold") or the peer's FIN ("fin"), without a kernel BUG and
+# without hanging.
+mpa_raw_client() { # IP PORT hold|fin HOLD_S
+	python3 - "$@" <<'PY'
+import socket, struct, sys, time
+ip, port, mode, hold = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
+s = socket.create_connection((ip, port), timeout=30)
+pd = struct.pack(">HH", 0x8000 | 8, 0x8000 | 8)  # P2P + IRD 8, Write RTR + ORD 8
+s.sendall(b"MPA ID Req Frame" + bytes([0x10, 2]) + struct.pack(">H", len(pd)) + pd)
+def take(n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c:
+            sys.exit("connection closed before the MPA Reply was complete")
+        b += c
+    return b
+hdr = take(20)
+take(struct.unpack(">H", hdr[18:20])[0])
+if hdr[:16] != b"MPA ID Rep Frame" or hdr[16] & 0x20:
+    sys.exit("no accepting MPA Reply: %r" % hdr)
+if mode == "fin":
+    s.close()
+    sys.exit(0)
+time.sleep(hold)
+try:
+    s.settimeout(10)
+    left = s.recv(100)
+except ConnectionResetError:
+    left = b""
+if left:
+    sys.exit("server sent %d bytes instead of closing" % len(left))
+PY
+}
+if [ "$mode" = pair ] && part raw; then
+	for how in hold fin; do
+		step_no=$((step_no + 1))
+		tag=s$step_no
+		if [ "$LAB_ID" = 1 ]; then
+			set_param mpa_timeout_ms 3000
+			timeout 40 rping -s -a 192.0.2.1 -p 7174 -C 1 -v >"$work/$tag-server.log" 2>&1 &
+			pid=$!
+			lab_wait_listen 7174 30 || true
+		fi
+		lab_barrier "$tag-listen" 100
+		if [ "$LAB_ID" = 2 ]; then
+			if mpa_raw_client 192.0.2.1 7174 $how 6 >"$work/$tag-client.log" 2>&1; then
+				lab_pass "matrix/$mode/p2p-no-rtr-$how-client"
+			else
+				lab_fail "matrix/$mode/p2p-no-rtr-$how-client" "$(tail -n 1 "$work/$tag-client.log")"
+			fi
+		fi
+		if [ "$LAB_ID" = 1 ]; then
+			wait "$pid"
+			rc=$?
+			if [ $rc -ne 124 ]; then lab_pass "matrix/$mode/p2p-no-rtr-$how-server-ends"
+			else lab_fail "matrix/$mode/p2p-no-rtr-$how-server-ends" "rping server still waiting after 40 s"; fi
+			set_param mpa_timeout_ms 10000
+		fi
+		lab_barrier "$tag-done" 100
+	done
+fi
 
 if [ "$(drv_of "$LAB_ID")" = swiwarp ]; then
 	lab_check "matrix/$mode/rdma-link-delete-$me" rdma link delete swiwarp0
