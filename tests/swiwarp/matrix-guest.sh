@@ -205,8 +205,8 @@ if part wire; then
 	# crc: 0 refuse, 1 accept, 2 request (siw: strict / neither / required)
 	for crc in 0 1 2; do
 		set_param mpa_crc $crc
-		siw_set mpa_crc_required $([ $crc = 2 ] && echo Y || echo N)
-		siw_set mpa_crc_strict $([ $crc = 0 ] && echo Y || echo N)
+		siw_set mpa_crc_required "$([ $crc = 2 ] && echo Y || echo N)"
+		siw_set mpa_crc_strict "$([ $crc = 0 ] && echo Y || echo N)"
 		lab_barrier "crc$crc" 100
 		wire "wire/crc$crc-g1-serves" 1
 		wire "wire/crc$crc-g2-serves" 2
