@@ -133,27 +133,79 @@ std::string node_desc(const NodeAddress &a)
 
 } // namespace
 
-std::vector<CostSample> measure_costs(ibv_pd *pd)
+std::vector<CostSample> measure_costs(ibv_pd *pd, int rounds)
+{
+	// Sizes 4 KiB .. 8 MiB.  All sizes are timed once per round, rounds
+	// repeated, and each size keeps the median of its rounds: a guest that is
+	// descheduled or a host that is busy for a moment spoils single samples,
+	// not a whole size.  The rounds sweep the sizes in alternating directions
+	// and alternate which of the two operations goes first, so slow drift
+	// and cache warmth do not favour one side.  One untimed pass first
+	// faults in the code paths (provider, kernel pinning).
+	std::vector<size_t> sizes;
+	for (size_t size = 4096; size <= (8U << 20); size *= 2)
+		sizes.push_back(size);
+	MemPtr src = alloc_touched(sizes.back());
+	MemPtr dst = alloc_touched(sizes.back());
+	auto reg_once = [&](size_t size) {
+		auto t0 = Clock::now();
+		ibv_mr *mr = ibv_reg_mr(pd, src.get(), size, IBV_ACCESS_LOCAL_WRITE);
+		if (!mr)
+			fail_sys("ibv_reg_mr while measuring the critical size", errno);
+		ibv_dereg_mr(mr);
+		return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+	};
+	auto copy_once = [&](size_t size) {
+		auto t0 = Clock::now();
+		std::memcpy(dst.get(), src.get(), size);
+		return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+	};
+	for (size_t size : sizes) {
+		(void)reg_once(size);
+		(void)copy_once(size);
+	}
+	rounds = std::max(rounds, 1);
+	std::vector<std::vector<CostSample>> all(static_cast<size_t>(rounds));
+	for (int r = 0; r < rounds; ++r) {
+		auto &round = all[static_cast<size_t>(r)];
+		round.resize(sizes.size());
+		for (size_t k = 0; k < sizes.size(); ++k) {
+			size_t i = (r % 2) ? sizes.size() - 1 - k : k;
+			double reg = 0;
+			double copy = 0;
+			if ((r + static_cast<int>(i)) % 2) {
+				reg = reg_once(sizes[i]);
+				copy = copy_once(sizes[i]);
+			} else {
+				copy = copy_once(sizes[i]);
+				reg = reg_once(sizes[i]);
+			}
+			round[i] = {sizes[i], reg, copy};
+		}
+	}
+	return median_costs(all);
+}
+
+std::vector<CostSample> median_costs(const std::vector<std::vector<CostSample>> &rounds)
 {
 	std::vector<CostSample> out;
-	for (size_t size = 4096; size <= (8U << 20); size *= 2) {
-		MemPtr src = alloc_touched(size);
-		MemPtr dst = alloc_touched(size);
-		double best_reg = 1e18;
-		double best_copy = 1e18;
-		for (int rep = 0; rep < 3; ++rep) {
-			auto t0 = Clock::now();
-			ibv_mr *mr = ibv_reg_mr(pd, src.get(), size, IBV_ACCESS_LOCAL_WRITE);
-			if (!mr)
-				fail_sys("ibv_reg_mr while measuring the critical size", errno);
-			ibv_dereg_mr(mr);
-			auto t1 = Clock::now();
-			std::memcpy(dst.get(), src.get(), size);
-			auto t2 = Clock::now();
-			best_reg = std::min(best_reg, std::chrono::duration<double, std::micro>(t1 - t0).count());
-			best_copy = std::min(best_copy, std::chrono::duration<double, std::micro>(t2 - t1).count());
+	if (rounds.empty())
+		return out;
+	auto median = [](std::vector<double> v) {
+		std::sort(v.begin(), v.end());
+		size_t n = v.size();
+		return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	};
+	for (size_t i = 0; i < rounds.front().size(); ++i) {
+		std::vector<double> reg;
+		std::vector<double> copy;
+		for (const auto &round : rounds) {
+			if (i < round.size() && round[i].size == rounds.front()[i].size) {
+				reg.push_back(round[i].reg_us);
+				copy.push_back(round[i].copy_us);
+			}
 		}
-		out.push_back({size, best_reg, best_copy});
+		out.push_back({rounds.front()[i].size, median(reg), median(copy)});
 	}
 	return out;
 }
@@ -615,7 +667,7 @@ void Runtime::measure(ibv_pd *pd)
 	std::lock_guard<std::mutex> g(crit_mu_);
 	if (critical_)
 		return;
-	critical_ = critical_from(measure_costs(pd));
+	critical_ = critical_from(measure_costs(pd, kMeasureRounds));
 }
 
 size_t Runtime::critical_size()

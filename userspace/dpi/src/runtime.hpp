@@ -17,8 +17,15 @@ struct CostSample {
 	double copy_us; // memcpy of the same bytes
 };
 
-// Times registration against copying for 4 KiB .. 8 MiB on `pd`.
-std::vector<CostSample> measure_costs(ibv_pd *pd);
+// Rounds of the measurement at init; each size keeps its median.
+inline constexpr int kMeasureRounds = 7;
+
+// Times registration against copying for 4 KiB .. 8 MiB on `pd`, `rounds`
+// times over, and returns each size's median (see median_costs).
+std::vector<CostSample> measure_costs(ibv_pd *pd, int rounds = kMeasureRounds);
+// Per size, the median registration and the median copy time over rounds
+// (each round one sample per size, in the same size order).
+std::vector<CostSample> median_costs(const std::vector<std::vector<CostSample>> &rounds);
 // The smallest measured size from which registering is cheaper than
 // copying for it and every larger size; past the table when copying always wins.
 size_t critical_from(const std::vector<CostSample> &samples);

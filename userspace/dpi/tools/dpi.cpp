@@ -160,7 +160,9 @@ int cmd_info(const Args &a)
 		ibv_pd *pd = ibv_alloc_pd(ctx);
 		if (pd) {
 			auto samples = dpi::detail::measure_costs(pd);
-			std::cout << "device " << ibv_get_device_name(list[i]) << ": size reg+dereg_us memcpy_us\n";
+			std::cout << "device " << ibv_get_device_name(list[i])
+			          << ": size reg+dereg_us memcpy_us (medians of " << dpi::detail::kMeasureRounds
+			          << " rounds)\n";
 			for (auto &s : samples)
 				std::printf("  %8zu %10.1f %10.1f\n", s.size, s.reg_us, s.copy_us);
 			std::cout << "  critical size " << dpi::detail::critical_from(samples) << "\n";
