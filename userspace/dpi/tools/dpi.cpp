@@ -417,6 +417,7 @@ int cmd_bench(const Args &a)
 	if (a.pos.size() != 2)
 		throw dpi::Error(dpi::Errc::invalid_argument,
 		                 "usage: dpi bench NAME [--appenders K] [--chunk B] [--bytes B]");
+	auto setup0 = Clock::now();
 	auto node = start(a);
 	const std::string &name = a.pos[1];
 	if (a.has("create-owner"))
@@ -432,6 +433,7 @@ int cmd_bench(const Args &a)
 	std::vector<std::thread> th;
 	th.reserve(static_cast<size_t>(k));
 	auto t0 = Clock::now();
+	double setup = std::chrono::duration<double>(t0 - setup0).count();
 	for (int t = 0; t < k; ++t) {
 		th.emplace_back([&, t] {
 			try {
@@ -453,10 +455,12 @@ int cmd_bench(const Args &a)
 	uint64_t sent = ((per + chunk - 1) / chunk) * chunk * static_cast<uint64_t>(k);
 	auto s = node->stats();
 	std::printf("{\"chunk\": %zu, \"appenders\": %d, \"bytes\": %llu, \"seconds\": %.6f, \"MBps\": %.3f, "
-	            "\"critical_size\": %zu, \"zero_copy\": %llu, \"stalls\": %llu}\n",
+	            "\"setup_seconds\": %.6f, \"critical_size\": %zu, \"zero_copy\": %llu, \"stalls\": %llu, "
+	            "\"posted_wrs\": %llu, \"signaled_wrs\": %llu}\n",
 	            chunk, k, static_cast<unsigned long long>(sent), secs, static_cast<double>(sent) / secs / 1e6,
-	            node->critical_size(), static_cast<unsigned long long>(s.zero_copy_appends),
-	            static_cast<unsigned long long>(s.credit_stalls));
+	            setup, node->critical_size(), static_cast<unsigned long long>(s.zero_copy_appends),
+	            static_cast<unsigned long long>(s.credit_stalls), static_cast<unsigned long long>(s.posted_wrs),
+	            static_cast<unsigned long long>(s.signaled_wrs));
 	return failures ? 1 : 0;
 }
 
