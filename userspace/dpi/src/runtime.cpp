@@ -26,6 +26,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -212,14 +213,25 @@ std::vector<CostSample> median_costs(const std::vector<std::vector<CostSample>> 
 
 size_t critical_from(const std::vector<CostSample> &samples)
 {
-	// The first size from which registration wins at every larger size too,
-	// so one noisy sample cannot move the threshold down.
+	// Choosing threshold t means copying below t and registering from t
+	// on.  Against always copying, registering a size s costs
+	// ln(reg(s)/copy(s)) (relative, so every size counts alike whatever its
+	// magnitude).  Pick the t that minimises the sum of that over all sizes
+	// >= t; past the table (copy everything) the sum is 0.  One size spoiled
+	// by noise only adds one term, so it cannot drag the threshold to the
+	// end of the table the way a "wins at every larger size" rule does.
+	// Ties go to the larger size: copying needs no pinning.
 	size_t crit = samples.empty() ? 0 : samples.back().size * 2;
+	double best = 0;
+	double suffix = 0;
 	for (size_t i = samples.size(); i-- > 0;) {
-		if (samples[i].reg_us < samples[i].copy_us)
+		double reg = std::max(samples[i].reg_us, 1e-3);
+		double copy = std::max(samples[i].copy_us, 1e-3);
+		suffix += std::log(reg / copy);
+		if (suffix < best - 1e-9) {
+			best = suffix;
 			crit = samples[i].size;
-		else
-			break;
+		}
 	}
 	return crit;
 }

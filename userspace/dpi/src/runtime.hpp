@@ -26,8 +26,9 @@ std::vector<CostSample> measure_costs(ibv_pd *pd, int rounds = kMeasureRounds);
 // Per size, the median registration and the median copy time over rounds
 // (each round one sample per size, in the same size order).
 std::vector<CostSample> median_costs(const std::vector<std::vector<CostSample>> &rounds);
-// The smallest measured size from which registering is cheaper than
-// copying for it and every larger size; past the table when copying always wins.
+// The threshold t (a measured size) that minimises the summed log cost
+// ratio ln(reg/copy) over all sizes >= t; past the table when copying wins
+// overall.
 size_t critical_from(const std::vector<CostSample> &samples);
 
 } // namespace dpi::detail
