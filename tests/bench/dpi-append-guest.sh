@@ -23,6 +23,11 @@ appenders=${DPI_BENCH_APPENDERS:-1 2 3}
 bytes=${DPI_BENCH_BYTES:-33554432}  # per appender and run
 max_ops=${DPI_BENCH_MAX_OPS:-8192}  # fewer bytes for small chunks
 reps=${DPI_BENCH_REPS:-2}
+# Upstream siw sometimes hangs a fresh connection (the passive-side race in
+# Documentation/lab.md); ib_write_bw has no retry, so every run is bounded
+# (guest seconds; TCG guest clocks tend to run fast) and a run that hits the
+# bound is recorded as failed (exit 124) instead of stalling the boot.
+tmo=${DPI_BENCH_RUN_TIMEOUT:-300}
 bar() { lab_barrier "$1" 1000000; }
 
 "lab_load_$drv" || {
@@ -46,13 +51,14 @@ run() {
 		pids=()
 		if [ "$kind" = ib_write_bw ]; then
 			for j in $(seq "$k"); do
-				ib_write_bw -R -F -d "$dev" -s "$size" -n "$n" -p $((port + j)) >"$LAB_OUT/srv.$tag.$j" 2>&1 &
+				timeout $((tmo + 60)) ib_write_bw -R -F -d "$dev" -s "$size" -n "$n" -p $((port + j)) \
+					>"$LAB_OUT/srv.$tag.$j" 2>&1 &
 				pids+=($!)
 			done
 			sleep 3
 		else
 			printf 'node 0 192.0.2.1:%s\n' $port >/tmp/b.spec
-			DPI_CLUSTER=/tmp/b.spec "$bin/dpi" --id 0 cat b --create --segment-size 4202496 --segments 8 \
+			DPI_CLUSTER=/tmp/b.spec timeout $((tmo + 60)) "$bin/dpi" --id 0 cat b --create --segment-size 4202496 --segments 8 \
 				--sources "$k" --discard --wait-ms 100000000 2>"$LAB_OUT/cat.$tag" &
 			pids+=($!)
 			for _ in $(seq 100000); do grep -q 'node 0 up' "$LAB_OUT/cat.$tag" && break; sleep 0.2; done
@@ -68,10 +74,11 @@ run() {
 		sleep 1
 		stamp "$tag.g$LAB_ID.start" "$b"
 		if [ "$kind" = ib_write_bw ]; then
-			ib_write_bw -R -F -d "$dev" -s "$size" -n "$n" -p $((port + j)) 192.0.2.1 >"$LAB_OUT/out.$tag" 2>&1
+			timeout "$tmo" ib_write_bw -R -F -d "$dev" -s "$size" -n "$n" -p $((port + j)) 192.0.2.1 \
+				>"$LAB_OUT/out.$tag" 2>&1
 		else
 			printf 'node 0 192.0.2.1:%s\n' $port >/tmp/b.spec
-			DPI_CLUSTER=/tmp/b.spec "$bin/dpi" bench b --appenders 1 --chunk "$size" --bytes "$b" \
+			DPI_CLUSTER=/tmp/b.spec timeout "$tmo" "$bin/dpi" bench b --appenders 1 --chunk "$size" --bytes "$b" \
 				>"$LAB_OUT/out.$tag" 2>&1
 		fi
 		stamp "$tag.g$LAB_ID.end" "$?"

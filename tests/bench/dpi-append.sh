@@ -182,7 +182,7 @@ for drv in ${DPI_BENCH_DRIVERS:-siw swiwarp}; do
 	if [ -z "${DPI_BENCH_PLOT_ONLY:-}" ]; then
 		rm -rf "$out"
 		env_args=""
-		for v in DPI_BENCH_CHUNKS DPI_BENCH_APPENDERS DPI_BENCH_BYTES DPI_BENCH_MAX_OPS DPI_BENCH_REPS DPI_BIN; do
+		for v in DPI_BENCH_CHUNKS DPI_BENCH_APPENDERS DPI_BENCH_BYTES DPI_BENCH_MAX_OPS DPI_BENCH_REPS DPI_BENCH_RUN_TIMEOUT DPI_BIN; do
 			[ -n "${!v:-}" ] && env_args+="$v='${!v}' "
 		done
 		echo "== dpi-append on $drv (lab run, 4 guests; log $out.log)"

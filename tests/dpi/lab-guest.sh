@@ -172,11 +172,12 @@ fi
 # ---------------------------------------------------------------------------
 # 4. A source that crashes after flushing 60 records, then restarts as a new
 #    source: the owner reports the first as aborted with exactly its flushed
-#    records, the second closed with all of its records.
+#    records, the second closed with all of its records.  This consumer uses
+#    the polling iterator (Consumer::poll, --poll); the others block.
 if want 4; then
 DPI_CLUSTER=$(spec 7474)
 if g1; then
-	"$dpi" --id 0 cat rs --create --segment-size 4096 --sources 2 --verify --count 50 \
+	"$dpi" --id 0 cat rs --create --segment-size 4096 --sources 2 --verify --count 50 --poll \
 		--wait-ms 100000000 >/dev/null 2>"$out/rs.err" &
 	pid=$!
 	wait_up "$out/rs.err"
@@ -185,7 +186,8 @@ if g1; then
 	wait $pid
 	rc=$?
 	if [ $rc -eq 0 ] && grep -q '^dpi: source 0 node -1 aborted records=60 reason: source .*disconnected' "$out/rs.err" &&
-		grep -q '^dpi: source 1 node -1 closed records=50$' "$out/rs.err"; then
+		grep -q '^dpi: source 1 node -1 closed records=50$' "$out/rs.err" &&
+		grep -q ' errors=0 .*empty_polls=[1-9]' "$out/rs.err"; then
 		lab_pass "$t.source-restart"
 	else
 		lab_fail "$t.source-restart" "rc=$rc: $(grep -v '^dpi: node' "$out/rs.err" | tail -4 | tr '\n' ' ')"

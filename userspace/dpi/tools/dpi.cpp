@@ -17,6 +17,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <sched.h>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -35,7 +36,7 @@ const char *usage_text = "usage: dpi [--spec FILE] [--id N] [--timeout-ms MS] CO
                          "  create NAME --owner N [--segment-size B] [--segments K] [--region BYTES]\n"
                          "  append NAME [--data STR]... [--file F|-] [--chunk B]   one record per --data/chunk\n"
                          "  cat NAME [--sources K] [--wait-ms MS] [--create [--segment-size B] [--segments K]]\n"
-                         "           [--verify] [--count M] [--slow-us U] [--quiet] [--discard]\n"
+                         "           [--verify] [--count M] [--slow-us U] [--quiet] [--discard] [--poll]\n"
                          "  gen NAME [--appenders K] [--count M] [--max-size B] [--seed S] [--create-owner N]\n"
                          "           [--abort-after N]    verifiable records, one source per appender thread\n"
                          "  bench NAME [--appenders K] [--chunk B] [--bytes B] [--create-owner N]\n"
@@ -72,7 +73,7 @@ struct Args {
 	}
 };
 
-const std::vector<std::string> flags = {"create", "verify", "quiet", "discard", "newline", "help"};
+const std::vector<std::string> flags = {"create", "verify", "quiet", "discard", "newline", "poll", "help"};
 
 Args parse(int argc, char **argv)
 {
@@ -274,6 +275,8 @@ int cmd_cat(const Args &a)
 	long long slow = a.num("slow-us", 0);
 	bool verify = a.has("verify");
 	bool quiet = a.has("quiet") || a.has("discard");
+	bool poll = a.has("poll");
+	uint64_t empty_polls = 0;
 	long long expect_count = a.num("count", -1);
 	std::signal(SIGINT, on_signal);
 	std::signal(SIGTERM, on_signal);
@@ -293,9 +296,15 @@ int cmd_cat(const Args &a)
 	};
 	while (!g_stop && !all_finished()) {
 		for (size_t b = 0; b < cons.size(); ++b) {
-			auto r = cons[b]->next(cons.size() == 1 ? 200ms : 20ms);
-			if (!r)
+			// --poll: the non-blocking iterator, spinning with a yield
+			auto r = poll ? cons[b]->poll() : cons[b]->next(cons.size() == 1 ? 200ms : 20ms);
+			if (!r) {
+				if (poll) {
+					++empty_polls;
+					sched_yield();
+				}
 				continue;
+			}
 			if (records == 0)
 				first = Clock::now();
 			++records;
@@ -348,6 +357,7 @@ int cmd_cat(const Args &a)
 	}
 	std::cerr << "dpi: cat " << a.pos[1] << ": records=" << records << " bytes=" << bytes << " errors=" << errors
 	          << " seconds=" << secs << " MBps=" << (secs > 0 ? static_cast<double>(bytes) / secs / 1e6 : 0)
+	          << (poll ? " empty_polls=" + std::to_string(empty_polls) : std::string())
 	          << (g_stop ? " (interrupted)" : "") << "\n";
 	return errors || g_stop ? 1 : 0;
 }
