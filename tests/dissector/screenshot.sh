@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Render Documentation/images/wireshark-swiwarp.png: the Wireshark GUI under
 # Xvfb, with the swiwarp plugin, showing a capture with one frame selected.
-#   tests/dissector/screenshot.sh [CAPTURE [FRAME [OUT.png]]]
+#   tests/dissector/screenshot.sh [CAPTURE[.gz] [FRAME [OUT.png]]]
 # Needs wireshark (Qt), xvfb and python3-matplotlib (tools/setup-host.sh).
 # Everything runs as an unprivileged user: Wireshark ignores personal plugin
 # folders when started as root.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$top/build}
-cap=${1:-$top/tests/dissector/captures/siw_rping.pcap}
-frame=${2:-11}
+cap=${1:-$top/tests/dissector/captures/swiwarp_hello.pcap.gz}
+frame=${2:-15}
 out=${3:-$top/Documentation/images/wireshark-swiwarp.png}
 plugin=$build/plugins/4.0/epan/swiwarp.so
 [ -f "$plugin" ] || { echo "no plugin at $plugin (make all)" >&2; exit 1; }
@@ -19,7 +19,10 @@ chmod 755 "$tmp"
 home=$tmp/home
 mkdir -p "$home/.local/lib/wireshark/plugins/4.0/epan" "$home/.config/wireshark" "$tmp/fb"
 install -m 644 "$plugin" "$home/.local/lib/wireshark/plugins/4.0/epan/"
-install -m 644 "$cap" "$tmp/cap.pcap"
+case $cap in
+*.gz) zcat "$cap" >"$tmp/cap.pcap" && chmod 644 "$tmp/cap.pcap" ;;
+*) install -m 644 "$cap" "$tmp/cap.pcap" ;;
+esac
 # Packet list on top, details below, no byte view.
 cat >"$home/.config/wireshark/preferences" <<'PREFS'
 gui.layout_type: 1
