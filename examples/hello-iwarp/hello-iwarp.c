@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * hello-iwarp: the "Hello iWARP" program of the Softiwarp thesis (section
+ * hello-iwarp: the "Hello iWARP" program of the ETH iWARP thesis (section
  * 3.4.1), written for librdmacm + libibverbs.
  *
  *   responder:  hello-iwarp -s [-a ADDR] [-p PORT]

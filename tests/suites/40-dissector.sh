@@ -336,9 +336,10 @@ table=$build/dissector-compare.md
 	goldens=$(golden_names)
 	for cap in rev1_crc rev1_nocrc rev2_crc rev2_nocrc opcodes terminate markers markers_oneway \
 		markers_wrap segmentation badcrc midstream errors $goldens; do
-		f=$(ts -r "$caps/$cap.pcap" -T fields -e frame.number | grep -c .)
+		# -T fields prints one line per frame
 		ts -r "$caps/$cap.pcap" -T fields -e mpa.ulpdu_len -e mpa.crc.status -E occurrence=a \
 			>"$work/ours.txt"
+		f=$(wc -l <"$work/ours.txt")
 		o_fpdu=$(cut -f1 "$work/ours.txt" | tr ',' '\n' | grep -c .)
 		o_good=$(cut -f2 "$work/ours.txt" | tr ',' '\n' | grep -c '^1$')
 		o_bad=$(cut -f2 "$work/ours.txt" | tr ',' '\n' | grep -c '^0$')
@@ -374,17 +375,14 @@ if [ -n "$names" ]; then
 		else
 			fail "golden.$name.decoded" "($n FPDUs, $bad malformed/error frames)"
 		fi
-		# every Read Request answered, and answered by the frame that names it
+		# every Read Request answered, and answered by the frame that names
+		# it: request -> response_in and response -> request_in agree
 		nreq=$(count_frames "$name" 'rdmap.opcode == 1')
-		pairs=$(ts -2 -r "$caps/$name.pcap" -Y 'rdmap.read.response_in' -T fields -e frame.number \
-			-e rdmap.read.response_in)
-		ok=0
-		while read -r rq rs; do
-			[ -n "$rq" ] || continue
-			back=$(ts -2 -r "$caps/$name.pcap" -Y "frame.number == $rs" -T fields \
-				-e rdmap.read.request_in -E occurrence=l </dev/null)
-			[ "$back" = "$rq" ] && ok=$((ok + 1))
-		done <<<"$pairs"
+		ts -2 -r "$caps/$name.pcap" -Y 'rdmap.read.response_in' -T fields -e frame.number \
+			-e rdmap.read.response_in -E occurrence=l | sort >"$work/fwd.txt"
+		ts -2 -r "$caps/$name.pcap" -Y 'rdmap.read.request_in && rdmap.read.time' -T fields \
+			-e rdmap.read.request_in -e frame.number -E occurrence=l | sort >"$work/back.txt"
+		ok=$(comm -12 "$work/fwd.txt" "$work/back.txt" | grep -c .)
 		if [ "$nreq" -gt 0 ] && [ "$ok" -eq "$nreq" ]; then
 			pass "golden.$name.reads_matched"
 		elif [ "$nreq" -eq 0 ]; then
@@ -392,16 +390,23 @@ if [ -n "$names" ]; then
 		else
 			fail "golden.$name.reads_matched" "($ok of $nreq Read Requests matched both ways)"
 		fi
-		# NAME.expect: "display filter<TAB>frames" lines checked with tshark -2
+		# NAME.expect: "display filter<TAB>frames" lines, all counted in one
+		# tshark -2 pass (-z io,stat with one column per filter)
 		if [ -f "$golden_dir/$name.expect" ]; then
-			i=0
+			filters=()
+			wants=()
 			while IFS=$'\t' read -r filter want; do
 				case $filter in '#'* | '') continue ;; esac
-				i=$((i + 1))
-				got=$(ts -2 -r "$caps/$name.pcap" -Y "$filter" -T fields -e frame.number \
-					</dev/null | grep -c .)
-				check "golden.$name.expect$i" "frames matching '$filter'" "$got" "$want"
+				filters+=("$filter")
+				wants+=("$want")
 			done <"$golden_dir/$name.expect"
+			spec=$(printf ',%s' "${filters[@]}")
+			row=$(ts -2 -r "$caps/$name.pcap" -q -z "io,stat,0$spec" | grep '^| [0-9.]* <> ')
+			for i in "${!filters[@]}"; do
+				got=$(echo "$row" | awk -F'|' -v c=$((2 * i + 3)) '{ gsub(/ /, "", $c); print $c }')
+				check "golden.$name.expect$((i + 1))" "frames matching '${filters[$i]}'" "$got" \
+					"${wants[$i]}"
+			done
 		fi
 	done
 else

@@ -1,8 +1,11 @@
 #!/bin/bash
-# Guest side of tests/lab/demo.sh (make demo).  Usage: demo.sh siw|swiwarp
-# Guest 1 serves, guest 2 is the client: rping, ib_write_bw, ib_read_bw.
+# Guest side of tests/lab/demo.sh (make demo).
+#   demo.sh swiwarp|siw [READ_BW]
+# Guest 1 serves, guest 2 is the client: rping, hello-iwarp (examples/),
+# ib_write_bw and, when READ_BW is 1, ib_read_bw.
 source "$LAB_TOP/tests/lab/lib.sh"
-driver=${1:-siw}
+driver=${1:-swiwarp}
+read_bw=${2:-1}
 work=$LAB_OUT/demo
 mkdir -p "$work"
 
@@ -34,14 +37,14 @@ server_client() {
 	shift
 	cli=("$@")
 	if [ "$LAB_ID" = 1 ]; then
-		timeout 300 "${srv[@]}" >"$work/$tag.log" 2>"$work/$tag.err" &
+		timeout 150 "${srv[@]}" >"$work/$tag.log" 2>"$work/$tag.err" &
 		pid=$!
-		lab_wait_listen "$port" 180
+		lab_wait_listen "$port" 120
 		lab_barrier "$tag" 600
 		wait $pid
 	else
 		lab_barrier "$tag" 600
-		timeout 300 "${cli[@]}" >"$work/$tag.log" 2>"$work/$tag.err"
+		timeout 150 "${cli[@]}" >"$work/$tag.log" 2>"$work/$tag.err"
 	fi
 	rc=$?
 	if [ $rc -eq 0 ]; then lab_pass "demo/$tag-g$LAB_ID"; else lab_fail "demo/$tag-g$LAB_ID" "exit $rc"; fi
@@ -49,9 +52,15 @@ server_client() {
 }
 
 peer=192.0.2.1
+hello=$BUILD/examples/hello-iwarp/hello-iwarp
 server_client rping 7174 rping -s -a "$LAB_IP" -C 5 -S 1024 -v -V -- \
 	rping -c -a "$peer" -C 5 -S 1024 -v -V
+if [ -x "$hello" ]; then
+	server_client hello 7471 "$hello" -s -a "$LAB_IP" -p 7471 -- "$hello" -c "$peer" -p 7471
+fi
 bw=(-R -d "$dev" -F --report_gbits -s 65536)
-server_client write_bw 18515 ib_write_bw "${bw[@]}" -n 300 -- ib_write_bw "${bw[@]}" -n 300 "$peer"
-server_client read_bw 18515 ib_read_bw "${bw[@]}" -n 100 -- ib_read_bw "${bw[@]}" -n 100 "$peer"
+server_client write_bw 18515 ib_write_bw "${bw[@]}" -n 100 -- ib_write_bw "${bw[@]}" -n 100 "$peer"
+if [ "$read_bw" = 1 ]; then
+	server_client read_bw 18515 ib_read_bw "${bw[@]}" -n 50 -- ib_read_bw "${bw[@]}" -n 50 "$peer"
+fi
 lab_finish
