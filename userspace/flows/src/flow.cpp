@@ -196,9 +196,40 @@ public:
 		return ok;
 	}
 
+	[[nodiscard]] KeyAck key_ack(uint64_t key) const override
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		auto it = keys_.find(key);
+		return it == keys_.end() ? KeyAck{} : it->second.state;
+	}
+
+	bool wait_key(uint64_t key, Millis timeout) override
+	{
+		if (!spec_.ack.key)
+			throw Error(Errc::invalid_argument, "flow '" + spec_.name + "' has no ack keys");
+		std::unique_lock<std::mutex> g(mu_);
+		bool ok = cv_.wait_for(g, timeout, [&] {
+			auto it = keys_.find(key);
+			return (it != keys_.end() && it->second.state.acked) || !ack_error_.empty();
+		});
+		if (!ack_error_.empty())
+			throw Error(Errc::protocol, ack_error_);
+		return ok;
+	}
+
+	[[nodiscard]] size_t keys_acked() const override
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		return keys_done_;
+	}
+
 	[[nodiscard]] FlowStats stats() const override { return st_; }
 
 private:
+	struct KeyEntry {
+		uint64_t targets_mask = 0; // flows have at most 64 targets
+		KeyAck state;
+	};
 	struct Batch {
 		MsgType type = MsgType::data;
 		Bytes payload;
@@ -296,12 +327,41 @@ private:
 					throw Error(Errc::protocol, "unexpected message on ack channel");
 				std::lock_guard<std::mutex> g(mu_);
 				tracker_.acked(h.count, h.first_seq);
+				merge_keys(h.count, View(m->data).subspan(MsgHeader::size));
 				cv_.notify_all();
 			} catch (const Error &e) {
 				std::lock_guard<std::mutex> g(mu_);
 				ack_error_ = e.what();
 				cv_.notify_all();
 				return;
+			}
+		}
+	}
+
+	// Called with mu_ held: (u64 key, u64 tuples) pairs acknowledged by target t.
+	void merge_keys(uint32_t t, View p)
+	{
+		if (p.size() % 16 != 0)
+			throw Error(Errc::protocol, "ack key payload of " + std::to_string(p.size()) + " bytes");
+		if (!p.empty() && !spec_.ack.key)
+			throw Error(Errc::protocol, "ack keys in a flow without F_ack");
+		size_t r = spec_.targets.size();
+		uint32_t need = spec_.ack.key_quorum ? spec_.ack.key_quorum : static_cast<uint32_t>(r);
+		for (size_t o = 0; o < p.size(); o += 16) {
+			uint64_t key = 0;
+			uint64_t n = 0;
+			std::memcpy(&key, p.data() + o, 8);
+			std::memcpy(&n, p.data() + o + 8, 8);
+			KeyEntry &e = keys_[key];
+			uint64_t bit = uint64_t{1} << t;
+			if (!(e.targets_mask & bit)) {
+				e.targets_mask |= bit;
+				e.state.targets++;
+			}
+			e.state.tuples += n;
+			if (!e.state.acked && e.state.targets >= need) {
+				e.state.acked = true;
+				keys_done_++;
 			}
 		}
 	}
@@ -323,6 +383,8 @@ private:
 	std::condition_variable cv_;
 	AckTracker tracker_;
 	std::string ack_error_;
+	std::unordered_map<uint64_t, KeyEntry> keys_;
+	size_t keys_done_ = 0;
 	std::unique_ptr<Inbox> acks_;
 	std::atomic<bool> stop_{false};
 	std::thread ack_thread_;
@@ -365,6 +427,8 @@ public:
 					}
 					t = out;
 				}
+				if (keep && spec_.ack.enabled && spec_.ack.key)
+					pending_keys_[cur_.source].emplace_back(cur_.first_seq + i, spec_.ack.key(t));
 				if (pos_ == views_.size())
 					auto_ack();
 				if (!keep)
@@ -395,7 +459,8 @@ public:
 			if (now >= deadline)
 				throw Error(Errc::timeout,
 				            "flow '" + spec_.name + "' did not end: " + std::to_string(ends_.size()) +
-				                    " of " + std::to_string(spec_.sources) + " sources closed");
+				                    " of " + std::to_string(spec_.sources) + " sources closed, " +
+				                    std::to_string(crashed_.size()) + " crashed");
 			next(std::chrono::duration_cast<Millis>(deadline - now));
 		}
 		return agg_.snapshot();
@@ -406,23 +471,54 @@ public:
 		auto it = source_node_.find(source);
 		if (it == source_node_.end())
 			throw Error(Errc::invalid_argument, "no tuples from source " + std::to_string(source) + " yet");
-		auto &sink = ack_sinks_[source];
-		if (!sink)
-			sink = tr_->sink(ack_channel(spec_, source), it->second);
+		// F_ack: the keys of this source's tuples with seq < upto, with counts.
+		std::map<uint64_t, uint64_t> keys;
+		auto pk = pending_keys_.find(source);
+		if (pk != pending_keys_.end()) {
+			auto &q = pk->second;
+			while (!q.empty() && q.front().first < upto) {
+				keys[q.front().second]++;
+				q.pop_front();
+			}
+		}
+		if (gone_.contains(source))
+			return; // it vanished: nobody reads its acknowledgements
 		MsgHeader h;
 		h.type = MsgType::ack;
 		h.source = source;
 		h.source_node = tr_->node_id();
 		h.first_seq = upto;
 		h.count = static_cast<uint32_t>(index_);
-		Bytes m(MsgHeader::size);
+		h.payload = static_cast<uint32_t>(keys.size() * 16);
+		Bytes m(MsgHeader::size + h.payload);
 		h.encode(m.data());
-		sink->send(m);
-		sink->flush();
+		size_t o = MsgHeader::size;
+		for (auto [k, n] : keys) {
+			std::memcpy(m.data() + o, &k, 8);
+			std::memcpy(m.data() + o + 8, &n, 8);
+			o += 16;
+		}
+		try {
+			auto &sink = ack_sinks_[source];
+			if (!sink)
+				sink = tr_->sink(ack_channel(spec_, source), it->second);
+			sink->send(m);
+			sink->flush();
+		} catch (const Error &e) {
+			// A source that crashed after sending cannot take acks any more;
+			// that is not this target's failure.
+			if (e.code() != Errc::connection_lost && e.code() != Errc::unreachable)
+				throw;
+			gone_.insert(source);
+			ack_sinks_.erase(source);
+			return;
+		}
 		st_.messages++;
 	}
 
 	[[nodiscard]] FlowStats stats() const override { return st_; }
+
+	[[nodiscard]] std::vector<Crashed> crashed() const override { return crashed_; }
 
 private:
 	void auto_ack()
@@ -431,14 +527,44 @@ private:
 			ack(cur_.source, cur_.first_seq + cur_.count);
 	}
 
+	void source_vanished(const InMessage &m)
+	{
+		Crashed c;
+		c.node = m.source_node;
+		c.reason = m.reason;
+		auto it = sink_source_.find(m.sink);
+		if (it != sink_source_.end()) {
+			c.source = it->second;
+			if (ends_.contains(c.source))
+				return; // it had ended the flow properly
+			c.delivered = order_.expected(c.source);
+			gone_.insert(c.source);
+		}
+		std::string who =
+		        c.source == UINT32_MAX ? "a source that sent nothing" : "source " + std::to_string(c.source);
+		if (spec_.on_source_crash == OnSourceCrash::fail)
+			throw Error(Errc::connection_lost,
+			            "flow '" + spec_.name + "': " + who + " (node " + std::to_string(c.node) +
+			                    ") vanished without closing after " + std::to_string(c.delivered) +
+			                    " tuples: " + c.reason);
+		crashed_.push_back(c);
+		if (spec_.sources && ends_.size() + crashed_.size() >= spec_.sources)
+			ended_ = true;
+	}
+
 	void process(const InMessage &m)
 	{
+		if (m.aborted) {
+			source_vanished(m);
+			return;
+		}
 		MsgHeader h = MsgHeader::decode(m.data);
 		if (h.type == MsgType::ack)
 			throw Error(Errc::protocol, "acknowledgement on a data channel");
 		if (ends_.contains(h.source))
 			throw Error(Errc::protocol, "source " + std::to_string(h.source) + " sent after its end");
 		source_node_[h.source] = h.source_node;
+		sink_source_[m.sink] = h.source;
 		if (h.type == MsgType::end) {
 			if (h.first_seq != order_.expected(h.source))
 				throw Error(Errc::protocol, "source " + std::to_string(h.source) + " ended after " +
@@ -486,6 +612,10 @@ private:
 	std::set<uint32_t> ends_;
 	std::unordered_map<uint32_t, int> source_node_;
 	std::unordered_map<uint32_t, std::unique_ptr<Sink>> ack_sinks_;
+	std::unordered_map<uint64_t, uint32_t> sink_source_;
+	std::unordered_map<uint32_t, std::deque<std::pair<uint64_t, uint64_t>>> pending_keys_;
+	std::set<uint32_t> gone_;
+	std::vector<Crashed> crashed_;
 	bool ended_ = false;
 	MsgHeader cur_;
 	Bytes payload_;

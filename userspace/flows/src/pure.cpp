@@ -470,6 +470,11 @@ void FlowSpec::validate() const
 	for (const auto &m : maps)
 		if (!m.fn)
 			invalid("flow '" + name + "' map '" + m.name + "' has no function");
+	if (ack.key && !ack.enabled)
+		invalid("flow '" + name + "': ack keys need acknowledgements enabled");
+	if (ack.key_quorum > targets.size())
+		invalid("flow '" + name + "': key quorum " + std::to_string(ack.key_quorum) + " exceeds its " +
+		        std::to_string(targets.size()) + " targets");
 }
 
 void Target::iterator::advance()

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <set>
 #include <thread>
 
 namespace dpi::flow
@@ -35,6 +36,8 @@ struct MemChannel {
 	};
 	std::deque<Item> queue;
 	std::unordered_map<uint64_t, uint32_t> inflight;
+	std::unordered_map<uint64_t, int> open_sinks; // sink id -> sending node, until closed
+	std::set<uint64_t> crashed;
 	bool dead = false;
 };
 
@@ -75,6 +78,8 @@ public:
 	MemSink(std::shared_ptr<MemChannel> ch, int node, uint64_t id, std::shared_ptr<Counters> c)
 	    : ch_(std::move(ch)), node_(node), id_(id), c_(std::move(c))
 	{
+		std::lock_guard<std::mutex> g(ch_->mu);
+		ch_->open_sinks[id_] = node_;
 	}
 	~MemSink() override = default;
 	MemSink(const MemSink &) = delete;
@@ -91,8 +96,10 @@ public:
 		}
 		if (ch_->dead)
 			throw Error(Errc::connection_lost, "flow channel owner is gone");
+		if (ch_->crashed.contains(id_))
+			throw Error(Errc::connection_lost, "this node crashed (mem_crash)");
 		ch_->inflight[id_]++;
-		ch_->queue.push_back({id_, {node_, Bytes(msg.begin(), msg.end())}});
+		ch_->queue.push_back({id_, {node_, Bytes(msg.begin(), msg.end()), id_, false, {}}});
 		c_->messages++;
 		c_->bytes += msg.size();
 		ch_->cv.notify_all();
@@ -104,7 +111,14 @@ public:
 			throw Error(Errc::connection_lost, "flow channel owner is gone");
 		c_->flushes++;
 	}
-	void close() override { closed_ = true; }
+	void close() override
+	{
+		if (closed_)
+			return;
+		closed_ = true;
+		std::lock_guard<std::mutex> g(ch_->mu);
+		ch_->open_sinks.erase(id_);
+	}
 
 private:
 	std::shared_ptr<MemChannel> ch_;
@@ -125,7 +139,8 @@ public:
 			return std::nullopt;
 		auto item = std::move(ch_->queue.front());
 		ch_->queue.pop_front();
-		ch_->inflight[item.sink]--;
+		if (!item.msg.aborted)
+			ch_->inflight[item.sink]--;
 		ch_->cv.notify_all();
 		return std::move(item.msg);
 	}
@@ -218,15 +233,19 @@ public:
 			// Alternate between the local queue and the rings so neither starves.
 			if (turn_++ % 2 == 0) {
 				if (auto m = local_->next(Millis(0)))
-					return m;
+					return local(std::move(*m));
 				if (auto r = c_->next(Millis(0)))
 					return copy(*r);
 			} else {
 				if (auto r = c_->next(Millis(0)))
 					return copy(*r);
 				if (auto m = local_->next(Millis(0)))
-					return m;
+					return local(std::move(*m));
 			}
+			// Idle: everything visible was consumed, so an aborted ring has
+			// nothing left to deliver.  Report each aborted ring once.
+			if (auto a = aborted())
+				return a;
 			auto now = Clock::now();
 			if (now >= deadline)
 				return std::nullopt;
@@ -237,10 +256,33 @@ public:
 	}
 
 private:
-	static InMessage copy(const Record &r) { return {r.source_node, Bytes(r.data.begin(), r.data.end())}; }
+	static InMessage copy(const Record &r)
+	{
+		return {r.source_node, Bytes(r.data.begin(), r.data.end()), r.source, false, {}};
+	}
+	static InMessage local(InMessage m)
+	{
+		m.sink |= uint64_t{1} << 32;
+		return m;
+	}
+	std::optional<InMessage> aborted()
+	{
+		auto now = Clock::now();
+		if (now < next_check_)
+			return std::nullopt;
+		next_check_ = now + Millis(20);
+		for (const SourceInfo &s : c_->sources()) {
+			if (s.state != SourceState::aborted || !reported_.insert(s.source).second)
+				continue;
+			return InMessage{s.node, {}, s.source, true, s.reason};
+		}
+		return std::nullopt;
+	}
 	std::unique_ptr<Consumer> c_;
 	std::unique_ptr<Inbox> local_;
 	unsigned turn_ = 0;
+	Clock::time_point next_check_{};
+	std::set<uint32_t> reported_;
 };
 
 class DpiTransport final : public Transport
@@ -318,6 +360,29 @@ void mem_kill(const std::shared_ptr<MemHub> &hub, int node_id)
 		std::lock_guard<std::mutex> c(ch->mu);
 		ch->dead = true;
 		ch->queue.clear();
+		ch->cv.notify_all();
+	}
+}
+
+void mem_crash(const std::shared_ptr<MemHub> &hub, int node_id)
+{
+	mem_kill(hub, node_id);
+	std::lock_guard<std::mutex> g(hub->mu);
+	for (auto &[name, ch] : hub->channels) {
+		std::lock_guard<std::mutex> c(ch->mu);
+		if (ch->dead)
+			continue;
+		for (auto it = ch->open_sinks.begin(); it != ch->open_sinks.end();) {
+			if (it->second != node_id) {
+				++it;
+				continue;
+			}
+			ch->crashed.insert(it->first);
+			ch->queue.push_back(
+			        {it->first,
+			         {node_id, {}, it->first, true, "node " + std::to_string(node_id) + " crashed"}});
+			it = ch->open_sinks.erase(it);
+		}
 		ch->cv.notify_all();
 	}
 }

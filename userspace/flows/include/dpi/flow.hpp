@@ -185,7 +185,29 @@ struct AckSpec {
 	// (sent after the last tuple of each message); false: the application
 	// calls Target::ack() (e.g. after making the tuple durable).
 	bool automatic = true;
+	// F_ack (optional): a user-defined acknowledgement key a = key(t).  A
+	// target sends back, with each acknowledgement, the keys of the tuples it
+	// acknowledges (with how many tuples carried each key); the source that
+	// injected them aggregates them per key over the targets: a key counts as
+	// acknowledged once `key_quorum` distinct targets reported it (0 = every
+	// target of the flow).  Works with automatic and manual acks.
+	std::function<uint64_t(View)> key;
+	uint32_t key_quorum = 1;
 };
+
+// Per-key acknowledgement state at a source (AckSpec::key).
+struct KeyAck {
+	uint32_t targets = 0; // distinct targets that reported the key
+	uint64_t tuples = 0;  // tuple acknowledgements carrying the key, summed over targets
+	bool acked = false;   // targets >= the key quorum
+};
+
+// What a target does when a source vanishes without closing (its process
+// crashed or its connection broke): with `fail`, next()/results() throw
+// Errc::connection_lost naming the source (a finite flow cannot complete);
+// with `end`, the source counts as ended (its tuples flushed before the crash
+// are delivered, the rest is lost) and Target::crashed() lists it.
+enum class OnSourceCrash { fail, end };
 
 struct FlowSpec {
 	std::string name;                    // 1..40 bytes, [A-Za-z0-9_.-]
@@ -204,6 +226,7 @@ struct FlowSpec {
 	// dropped by each source instead of failing it: its tuples are skipped and
 	// never acknowledged, so quorum acks tell what the survivors hold.
 	bool tolerate_target_loss = false;
+	OnSourceCrash on_source_crash = OnSourceCrash::fail;
 	Hint hint = Hint::bandwidth;
 	size_t batch_bytes = 32U << 10;   // bandwidth hint: message size
 	size_t segment_size = 256U << 10; // transport ring per (source, target)
@@ -237,6 +260,13 @@ public:
 struct InMessage {
 	int source_node = -1;
 	Bytes data;
+	// The transport's id of the sending sink (a libdpi ring; ids of local
+	// in-process sinks have bit 32 set).  Stable for the sink's life.
+	uint64_t sink = 0;
+	// Set (with `data` empty) once, when sink `sink` vanished without closing,
+	// after everything it made visible was delivered.
+	bool aborted = false;
+	std::string reason;
 };
 
 class Inbox
@@ -267,6 +297,10 @@ std::shared_ptr<Transport> mem_transport(std::shared_ptr<MemHub> hub, int node_i
 // Simulates the crash of `node_id`: its channels stop accepting messages and
 // every sink to them fails with Errc::connection_lost.
 void mem_kill(const std::shared_ptr<MemHub> &hub, int node_id);
+// Simulates a crash of `node_id` as a sender: every sink it opened and did not
+// close is aborted (its inboxes get an `aborted` message after its queued
+// messages) and fails from then on; its own channels die as with mem_kill.
+void mem_crash(const std::shared_ptr<MemHub> &hub, int node_id);
 
 // libdpi transport: a channel is an append buffer on its owner; every source
 // is a libdpi Appender (one ring), the inbox is the owner's Consumer.  A
@@ -377,6 +411,12 @@ public:
 	// Acknowledgements (FlowSpec::ack): tuples [0, acked()) are acknowledged.
 	[[nodiscard]] virtual uint64_t acked() const = 0;
 	virtual bool wait_acked(uint64_t n, Millis timeout) = 0;
+	// User-defined ack keys (AckSpec::key): the aggregated state of `key`,
+	// and a wait until it reached its quorum.
+	[[nodiscard]] virtual KeyAck key_ack(uint64_t key) const = 0;
+	virtual bool wait_key(uint64_t key, Millis timeout) = 0;
+	// Number of distinct keys that reached their quorum.
+	[[nodiscard]] virtual size_t keys_acked() const = 0;
 	[[nodiscard]] virtual FlowStats stats() const = 0;
 };
 
@@ -404,6 +444,14 @@ public:
 	// `source` with per-target seq < upto.
 	virtual void ack(uint32_t source, uint64_t upto) = 0;
 	[[nodiscard]] virtual FlowStats stats() const = 0;
+	// Sources that vanished without closing (OnSourceCrash::end).
+	struct Crashed {
+		uint32_t source = UINT32_MAX; // UINT32_MAX: crashed before sending anything
+		int node = -1;
+		uint64_t delivered = 0; // its tuples received before the crash
+		std::string reason;
+	};
+	[[nodiscard]] virtual std::vector<Crashed> crashed() const = 0;
 
 	// Range-for support: blocks until the next tuple or the end of the flow.
 	class iterator
