@@ -71,7 +71,7 @@ fi
 # unless FLOWS_STRICT=1 or FLOWS_TESTS names them.  Remove a line once fixed.
 guest_tests=${FLOWS_TESTS:-}
 if [ -z "$guest_tests" ]; then
-	guest_tests="join-uniform join-zipf hint stream ps logship"
+	guest_tests="join-uniform join-zipf hint crash stream ps logship"
 	if [ "${FLOWS_STRICT:-0}" != 1 ]; then
 		while IFS=$'\t' read -r name reason; do
 			case $name in '' | '#'*) continue ;; esac

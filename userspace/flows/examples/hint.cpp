@@ -6,8 +6,16 @@
 // each.  Node 0 checks that both flows delivered every tuple in order.
 //
 //   flows-hint --spec FILE --id 0|1 [--tuples 1000] [--name TAG]
+//
+// With --crash-after K it tests a crashing source instead: node 1 sends
+// tuples, flushing every 100, and SIGKILLs itself right after flushing the
+// first K; node 0's target (OnSourceCrash::end) must see libdpi's aborted
+// ring end the flow, with every flushed tuple delivered in order and the
+// crash reported.
 #include "common.hpp"
 
+#include <csignal>
+#include <unistd.h>
 #include <vector>
 
 using namespace dpi::flow;
@@ -26,6 +34,63 @@ FlowSpec spec_for(Hint h)
 	f.hint = h;
 	return f;
 }
+
+int crash_test(const std::shared_ptr<dpi::Node> &node, const std::shared_ptr<Transport> &tr, const std::string &tag,
+               uint64_t k)
+{
+	FlowSpec f = spec_for(Hint::bandwidth);
+	f.name = "crash";
+	f.on_source_crash = OnSourceCrash::end;
+	if (node->id() == 1) {
+		auto src = flowapp::retry([&] { return Source::open(tr, f, 1); });
+		for (uint64_t i = 0;; i++) {
+			uint64_t v[2] = {i, ~i};
+			src->push({reinterpret_cast<const std::byte *>(v), sizeof(v)});
+			if ((i + 1) % 100 == 0) {
+				src->flush();
+				if (i + 1 >= k) {
+					std::fprintf(stderr, "flows-hint: flushed %llu tuples, crashing\n",
+					             static_cast<unsigned long long>(i + 1));
+					std::raise(SIGKILL);
+				}
+			}
+		}
+	}
+	auto t = flowapp::retry([&] { return Target::open(tr, f, 0); });
+	auto start = std::chrono::steady_clock::now();
+	uint64_t want = 0;
+	bool order = true;
+	std::string err;
+	try {
+		while (!t->ended()) {
+			auto d = t->next(Millis(1000));
+			if (!d) {
+				if (std::chrono::steady_clock::now() - start > std::chrono::seconds(180)) {
+					err = "flow did not end within 180 s";
+					break;
+				}
+				continue;
+			}
+			uint64_t v[2];
+			std::memcpy(v, d->data.data(), sizeof(v));
+			order = order && v[0] == want && v[1] == ~want;
+			want++;
+		}
+	} catch (const std::exception &e) {
+		err = e.what();
+	}
+	auto c = t->crashed();
+	char buf[400];
+	std::snprintf(
+	        buf, sizeof(buf), "%llu tuples delivered in order=%d (>= %llu flushed), ended=%d, crashed=%zu%s%s",
+	        static_cast<unsigned long long>(want), order ? 1 : 0, static_cast<unsigned long long>(k),
+	        t->ended() ? 1 : 0, c.size(), c.empty() ? "" : ": ", c.empty() ? err.c_str() : c[0].reason.c_str());
+	bool ok = err.empty() && order && want >= k && t->ended() && c.size() == 1 && c[0].source == 1 &&
+	          c[0].delivered == want;
+	flowapp::result(ok, tag + ".source-crash-ends-flow", buf);
+	node->shutdown();
+	return ok ? 0 : 1;
+}
 } // namespace
 
 int main(int argc, char **argv)
@@ -36,6 +101,8 @@ int main(int argc, char **argv)
 	try {
 		auto node = flowapp::start_node(args);
 		auto tr = dpi_transport(node);
+		if (args.contains("crash-after"))
+			return crash_test(node, tr, tag, static_cast<uint64_t>(num(args, "crash-after", 500)));
 		int rc = 0;
 		if (node->id() == 0) {
 			for (Hint h : {Hint::latency, Hint::bandwidth}) {
