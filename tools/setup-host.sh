@@ -24,6 +24,8 @@ packages=(
 	iperf3 python3-matplotlib
 	# libdpi / flows
 	liblz4-dev libzstd-dev libsodium-dev
+	# flows benchmark: the join written with MPI (tests/bench/flows.sh)
+	openmpi-bin libopenmpi-dev
 )
 
 missing=()

@@ -75,12 +75,14 @@ int run(const std::shared_ptr<Transport> &tr, int nodes, uint64_t n, uint64_t ke
 			for (const Ev &e : events(i, n, keys, cdf))
 				ref.add(e.key, e.value);
 		uint64_t bytes[2] = {0, 0};
+		double secs[2] = {0, 0};
 		bool ok[2] = {true, true};
 		const char *how[2] = {"repartition", "partial"};
 		for (int w = 0; w < 2; w++) {
 			auto spec = agg_spec(std::string("st") + how[w], nodes,
 			                     w ? Placement::source : Placement::target, cap);
 			auto t = flowapp::retry([&] { return Target::open(tr, spec, static_cast<size_t>(me)); });
+			auto t0 = std::chrono::steady_clock::now();
 			std::vector<Aggregate> res;
 			std::thread c([&] { res = t->results(std::chrono::minutes(5)); });
 			{
@@ -92,6 +94,7 @@ int run(const std::shared_ptr<Transport> &tr, int nodes, uint64_t n, uint64_t ke
 				bytes[w] = s->stats().payload_bytes + s->stats().messages * MsgHeader::size;
 			}
 			c.join();
+			secs[w] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 			// My share of the reference: the keys the hash sends to me.
 			std::vector<uint32_t> d;
 			size_t checked = 0;
@@ -112,10 +115,10 @@ int run(const std::shared_ptr<Transport> &tr, int nodes, uint64_t n, uint64_t ke
 		char buf[300];
 		std::snprintf(buf, sizeof(buf),
 		              "node %d, %llu zipf events over %llu keys: re-partitioning sent %llu B, eager partial "
-		              "aggregation (table of %zu keys) sent %llu B (%.1f%%)",
+		              "aggregation (table of %zu keys) sent %llu B (%.1f%%); %.3f s vs %.3f s",
 		              me, static_cast<unsigned long long>(n), static_cast<unsigned long long>(keys),
 		              static_cast<unsigned long long>(bytes[0]), cap, static_cast<unsigned long long>(bytes[1]),
-		              100.0 * static_cast<double>(bytes[1]) / static_cast<double>(bytes[0]));
+		              100.0 * static_cast<double>(bytes[1]) / static_cast<double>(bytes[0]), secs[0], secs[1]);
 		flowapp::result(ok[0], tag + ".repartition" + std::to_string(me), buf);
 		flowapp::result(ok[1], tag + ".partial" + std::to_string(me), buf);
 		// Skewed keys: partial aggregation must have saved bytes.
