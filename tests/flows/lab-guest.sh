@@ -4,6 +4,7 @@
 # Usage (in a lab guest): lab-guest.sh DRIVER      (siw | rxe | swiwarp)
 #   FLOWS_TESTS="join-uniform hint"   only these tests (default: all)
 #   FLOWS_ROWS=20000                  rows per join table
+#   FLOWS_DELAY_MS=100                netem delay on every guest (siw's race)
 # Result names: flows.DRIVER.TEST[.detail]; each application prints its own
 # PASS/FAIL lines, which are copied into $LAB_OUT/results.
 source "$LAB_TOP/tests/lab/lib.sh"
@@ -24,6 +25,13 @@ if [ $rc -ne 0 ]; then
 	lab_barrier loaded 300
 	[ $rc -eq 2 ] && exit 0
 	lab_finish
+fi
+# FLOWS_DELAY_MS=N: netem-delay everything this guest sends by N ms.  On
+# upstream siw every guest of the mesh is the passive side of some
+# connection, and its MPA Reply must reach the peer only after its QP owns
+# the socket (see lab_delay_egress), so the delay goes on every guest.
+if [ "${FLOWS_DELAY_MS:-0}" != 0 ]; then
+	lab_delay_egress "$FLOWS_DELAY_MS" || lab_fail "$t.netem-g$LAB_ID" "could not add the netem delay"
 fi
 lab_barrier loaded 300 || { lab_fail "$t.barrier-loaded-g$LAB_ID"; lab_finish; }
 

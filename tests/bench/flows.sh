@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# make bench, part "flows" (issue 6): one boot of three lab guests running
+# tests/bench/flows/guest.sh:
+#   - shuffle throughput vs tuple size and node count: DPI flow vs plain TCP,
+#     with ib_write_bw between two guests as the RDMA baseline;
+#   - the distributed join: DPI flows vs MPI (Open MPI, MPI_Alltoallv over
+#     TCP) vs a TCP shuffle of the same bytes, uniform and Zipf keys;
+#   - streaming aggregation: eager partial aggregation + lazy merge vs
+#     re-partitioning.
+# JSON goes to build/bench/flows/, plots to Documentation/images/flows-*.png;
+# Documentation/benchmarks-flows.md discusses them.  All numbers come from
+# TCG guests on a shared host: compare ratios within one run only.
+#   FLOWS_BENCH_DRIVER=rxe|swiwarp|siw (default rxe)  FLOWS_BENCH_MB=8
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=${BUILD:-$top/build}
+cd "$top" || exit 1
+drv=${FLOWS_BENCH_DRIVER:-rxe}
+bin=$build/userspace/flows
+for f in flows-shuffle flows-join flows-stream; do
+	[ -x "$bin/$f" ] || { echo "flows bench: $bin/$f missing (make all)"; exit 1; }
+done
+[ -x "$bin/flows-mpi-join" ] || echo "flows bench: no flows-mpi-join (Open MPI not installed): the MPI join is skipped"
+snap=$build/flows-bench-snap
+rm -rf "$snap" && mkdir -p "$snap"
+cp -L "$bin"/flows-* "$bin/libdpi_flows.so.0" "$build/userspace/dpi/libdpi.so.0" "$snap/" || exit 1
+res=$build/bench/flows
+mkdir -p "$res"
+stamp=$(date -u +%Y%m%d-%H%M%S)
+out=$build/lab/runs/flows-bench-$stamp
+tests/lab/lab run -n 3 --name flows-bench --out "$out" --timeout "${FLOWS_BENCH_TIMEOUT:-1500}" --quiet -- \
+	"LD_LIBRARY_PATH='$snap' FLOWS_BIN='$snap' FLOWS_BENCH_MB='${FLOWS_BENCH_MB:-8}' FLOWS_BENCH_ROWS='${FLOWS_BENCH_ROWS:-200000}' tests/bench/flows/guest.sh $drv"
+rc=$?
+cat "$out"/g*/bench.jsonl >"$res/results-$drv-$stamp.jsonl" 2>/dev/null
+cp "$res/results-$drv-$stamp.jsonl" "$res/results-$drv.jsonl"
+python3 tests/bench/flows/plot.py "$res/results-$drv.jsonl" "$drv" Documentation/images "$res/summary-$drv.json" ||
+	rc=1
+[ $rc -eq 0 ] || echo "flows bench: lab run exit $rc (see $out)"
+exit $rc

@@ -1,0 +1,123 @@
+#!/bin/bash
+# Guest side of tests/bench/flows.sh: three lab guests (guest I = DPI node
+# I-1).  Every program prints its own numbers; results go to
+# $LAB_OUT/bench.jsonl (one JSON object a line) for the host to plot.
+#   guest.sh DRIVER
+source "$LAB_TOP/tests/lab/lib.sh"
+drv=${1:-rxe}
+bin=${FLOWS_BIN:?}
+me=$((LAB_ID - 1))
+mb=${FLOWS_BENCH_MB:-8}
+sizes=${FLOWS_BENCH_SIZES:-16 64 256 1024}
+rows=${FLOWS_BENCH_ROWS:-200000}
+out=$LAB_OUT/bench.jsonl
+: >"$out"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+"lab_load_$drv" || { lab_fail "flows.bench.load" "lab_load_$drv"; exit 1; }
+dev=$(lab_rdma_dev)
+lab_barrier loaded 300 || exit 1
+spec() { # PORT NODES
+	local f=/tmp/bench.spec.$1 i
+	: >"$f"
+	for i in $(seq 0 $(($2 - 1))); do echo "node $i 192.0.2.$((i + 1)):$1" >>"$f"; done
+	echo "$f"
+}
+port=7700
+
+# 1. ib_write_bw between guests 1 and 2 (one RC stream), the RDMA baseline.
+for s in $sizes 65536; do
+	port=$((port + 1))
+	iters=$((mb * 1048576 / s))
+	[ $iters -gt 200000 ] && iters=200000
+	if [ "$LAB_ID" = 1 ]; then
+		timeout 120 ib_write_bw -R -d "$dev" -s "$s" -n "$iters" -F -p $port >/tmp/bw.$s 2>&1 &
+		pid=$!
+		sleep 2
+		lab_barrier "bw$s"
+		wait $pid
+	elif [ "$LAB_ID" = 2 ]; then
+		lab_barrier "bw$s"
+		sleep 1
+		timeout 120 ib_write_bw -R -d "$dev" -s "$s" -n "$iters" -F -p $port 192.0.2.1 >/tmp/bw.$s 2>&1
+		mbs=$(awk -v s="$s" '$1 == s && NF >= 5 { print $4 }' /tmp/bw.$s | tail -1)
+		echo "{\"kind\":\"ib_write_bw\",\"tuple\":$s,\"iters\":$iters,\"MBps\":${mbs:-null}}" >>"$out"
+	else
+		lab_barrier "bw$s"
+	fi
+done
+
+# 2. Shuffle: DPI flow vs plain TCP, by tuple size and node count.
+for nodes in 2 3; do
+	for s in $sizes; do
+		for t in dpi tcp; do
+			port=$((port + 10))
+			if [ "$LAB_ID" -le "$nodes" ]; then
+				timeout 300 "$bin/flows-shuffle" --spec "$(spec $port $nodes)" --id $me --nodes $nodes \
+					--tuple-size "$s" --mb "$mb" --transport $t --tcp-port $((port + 5)) \
+					--prefix "s$port" >>"$out" 2>"$LAB_OUT/shuffle.$nodes.$s.$t.err" ||
+					echo "{\"kind\":\"error\",\"what\":\"shuffle $t $nodes $s\",\"node\":$me}" >>"$out"
+			fi
+			lab_barrier "sh$port" 400
+		done
+	done
+done
+
+# 3. The join: DPI flows vs MPI (Open MPI, TCP BTL) vs the TCP shuffle of the
+#    same bytes (rows x 16 B x 2 tables), uniform and Zipf keys.
+mkdir -p "$LAB_SHARED/rsh"
+if [ "$LAB_ID" != 1 ]; then
+	# rsh server for Open MPI's launcher (see rsh.sh); stops at the barrier file.
+	(
+		d=$LAB_SHARED/rsh
+		while [ ! -e "$d/stop" ]; do
+			for f in "$d/$LAB_IP".*.cmd; do
+				[ -e "$f" ] || continue
+				b=${f%.cmd}
+				mv "$f" "$b.run" || continue
+				(bash -c "$(cat "$b.run")" >"$b.out" 2>&1 </dev/null; echo $? >"$b.rc") &
+			done
+			sleep 0.1
+		done
+	) &
+fi
+for dist in uniform zipf; do
+	port=$((port + 10))
+	timeout 300 "$bin/flows-join" --spec "$(spec $port 3)" --id $me --nodes 3 --rows "$rows" --dist $dist \
+		--warmup 1 --prefix "bj$port" --name "bench.join-$dist" >"$LAB_OUT/join.$dist" 2>&1
+	secs=$(sed -n 's/^# bench.join-[a-z]*.partition[0-9]*: .* \([0-9.]*\) s, .*/\1/p' "$LAB_OUT/join.$dist")
+	ok=$(grep -c '^PASS: bench.join-[a-z]*.partition' "$LAB_OUT/join.$dist")
+	echo "{\"kind\":\"join\",\"impl\":\"flows-$drv\",\"dist\":\"$dist\",\"rows\":$rows,\"node\":$me,\"secs\":${secs:-null},\"ok\":$([ "$ok" = 1 ] && echo true || echo false)}" >>"$out"
+	lab_barrier "bj$port" 400
+	port=$((port + 10))
+	# TCP shuffle of the join's bytes: 2 tables x rows x 16 B over 3 nodes.
+	timeout 300 "$bin/flows-shuffle" --spec "$(spec $port 3)" --id $me --nodes 3 --tuple-size 16 \
+		--mb $(((2 * rows * 16 / 3 + 1048575) / 1048576)) --transport tcp --tcp-port $((port + 5)) |
+		sed "s/^{/{\"kind\":\"join-tcp-shuffle\",\"dist\":\"$dist\",/" >>"$out"
+	lab_barrier "bt$port" 400
+	if [ "$LAB_ID" = 1 ]; then
+		FLOWS_RSH_DIR=$LAB_SHARED/rsh timeout 300 mpirun --allow-run-as-root -np 3 \
+			--host 192.0.2.1,192.0.2.2,192.0.2.3 --mca plm_rsh_agent "$LAB_TOP/tests/bench/flows/rsh.sh" \
+			--mca plm_rsh_no_tree_spawn 1 --mca btl self,tcp --mca btl_tcp_if_include 192.0.2.0/24 \
+			--mca oob_tcp_if_include 192.0.2.0/24 -x LD_LIBRARY_PATH -x OMPI_ALLOW_RUN_AS_ROOT \
+			-x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
+			"$bin/flows-mpi-join" --rows "$rows" --dist $dist --name "bench.mpi-join-$dist" \
+			>"$LAB_OUT/mpi.$dist" 2>&1
+		echo "mpirun exit $?" >>"$LAB_OUT/mpi.$dist"
+		for r in 0 1 2; do
+			secs=$(sed -n "s/^# bench.mpi-join-$dist.partition$r: .*, \([0-9.]*\) s$/\1/p" "$LAB_OUT/mpi.$dist")
+			ok=$(grep -c "^PASS: bench.mpi-join-$dist$" "$LAB_OUT/mpi.$dist")
+			echo "{\"kind\":\"join\",\"impl\":\"mpi-tcp\",\"dist\":\"$dist\",\"rows\":$rows,\"node\":$r,\"secs\":${secs:-null},\"ok\":$([ "$ok" = 1 ] && echo true || echo false)}" >>"$out"
+		done
+	fi
+	lab_barrier "bm$port" 400
+done
+[ "$LAB_ID" = 1 ] && : >"$LAB_SHARED/rsh/stop"
+
+# 4. Streaming aggregation: lazy merge of eager partial aggregates vs
+#    re-partitioning raw events.
+port=$((port + 10))
+timeout 300 "$bin/flows-stream" --spec "$(spec $port 3)" --id $me --nodes 3 --events "${FLOWS_BENCH_EVENTS:-200000}" \
+	--name bench.stream >"$LAB_OUT/stream" 2>&1
+sed -n 's/^# bench.stream.partial-saves[0-9]*: node \([0-9]*\), \([0-9]*\) zipf events over \([0-9]*\) keys: re-partitioning sent \([0-9]*\) B, eager partial aggregation (table of \([0-9]*\) keys) sent \([0-9]*\) B ([0-9.]*%); \([0-9.]*\) s vs \([0-9.]*\) s$/{"kind":"stream","node":\1,"events":\2,"keys":\3,"repartition_bytes":\4,"capacity":\5,"partial_bytes":\6,"repartition_secs":\7,"partial_secs":\8}/p' "$LAB_OUT/stream" >>"$out"
+lab_barrier stream-done 300
+exit 0
