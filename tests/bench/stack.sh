@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Stack benchmark (issue 7): swiwarp vs upstream siw vs TCP (iperf3), all
+# in the same boot, A/B/A/B.  Two lab runs: "lo" (one guest, 2 vCPUs,
+# devices on the loopback netdev) and "link" (two guests on the virtual
+# link).  Writes build/bench/stack/results.json, plots
+# Documentation/images/bench-*.png and the stack section of
+# Documentation/benchmarks.md.  Numbers are same-boot ratios only.
+#
+# Environment (all optional):
+#   STACK_MODES="lo link"   STACK_SIZES="64 4096 65536 1048576 4194304"
+#   STACK_REPS=2   STACK_BYTES=33554432 (per bandwidth run)
+#   STACK_BW_TESTS="write read send"   STACK_LAT_TESTS="send write read"
+#   STACK_STACKS="siw swiwarp swiwarp-crc"   STACK_RUN_TIMEOUT=60 (per run)
+#   STACK_CONN_N=20 (connections per connbench run)
+#   STACK_PARALLEL=1        boot both modes at once (default: one after the other)
+#   STACK_NO_DOC=1          do not touch Documentation/ (smoke tests)
+#   STACK_OUT=DIR           where the lab run directories go
+#   STACK_TIMEOUT=3600      whole-lab timeout per mode
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+build=${BUILD:-$top/build}
+out=${STACK_OUT:-$build/bench/stack}
+modes=${STACK_MODES:-lo link}
+mkdir -p "$out"
+
+[ -f kernel/swiwarp.ko ] || [ -f "$build/kernel/swiwarp.ko" ] || {
+	echo "stack bench: swiwarp.ko not built (make kernel)" >&2
+	exit 1
+}
+[ -x "$build/tools/connbench/connbench" ] ||
+	echo "stack bench: $build/tools/connbench/connbench missing: no connection set-up numbers" >&2
+
+# Guests get no environment from lab run: pass our knobs on the command line.
+env_args="BUILD=$build"
+for v in STACK_SIZES STACK_REPS STACK_BYTES STACK_BW_TESTS STACK_LAT_TESTS STACK_STACKS \
+	STACK_RUN_TIMEOUT STACK_CONN_N STACK_LAT_ITERS; do
+	[ -n "${!v:-}" ] && env_args="$env_args $v='${!v}'"
+done
+
+run_mode() {
+	local mode=$1 n=1
+	[ "$mode" = link ] && n=2
+	rm -rf "$out/$mode"
+	BUILD=$build tests/lab/lab run -n "$n" --smp 2 --name "bench-stack-$mode" --out "$out/$mode" \
+		--timeout "${STACK_TIMEOUT:-3600}" --quiet -- "$env_args tests/bench/stack/guest.sh $mode"
+}
+
+rc=0
+start=$(date +%s)
+if [ "${STACK_PARALLEL:-0}" = 1 ]; then
+	pids=()
+	for m in $modes; do
+		run_mode "$m" &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p" || rc=1; done
+else
+	for m in $modes; do run_mode "$m" || rc=1; done
+fi
+echo "stack bench: lab runs took $(($(date +%s) - start)) s (host clock)"
+
+doc_args=()
+[ "${STACK_NO_DOC:-0}" = 1 ] || doc_args=(--doc Documentation/benchmarks.md --images Documentation/images)
+/usr/bin/python3 tests/bench/stack/report.py --out "$out" "${doc_args[@]}" $modes || rc=1
+exit $rc

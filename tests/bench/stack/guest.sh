@@ -1,0 +1,227 @@
+#!/bin/bash
+# Guest side of tests/bench/stack.sh.  MODE "lo": one guest, server and
+# client on the same host over the loopback netdev (RDMA devices on lo,
+# 127.0.0.1).  MODE "link": two guests, guest 1 serves, guest 2 is the
+# client, over the virtual link (devices on eth0).
+#
+# Stacks: siw (upstream, CRC off: 6.1 has no knob for it), swiwarp with
+# mpa_crc=0 (CRC off), swiwarp-crc with mpa_crc=2 (CRC on), tcp (iperf3).
+# Only one RDMA driver is loaded at a time (both on one netdev would leave
+# rdma_cm free to pick either), so the script swaps modules between runs.
+# Each (test, size) block runs every stack, then again in reverse order
+# (A/B/C C/B/A) so slow drift of the TCG guest hits all alike.
+#
+# Per run it appends one line to $LAB_OUT/runs.tsv:
+#   idx mode test size stack rep attempt rc seconds cpu_busy cpu_total bytes file
+# cpu_busy/cpu_total are /proc/stat tick deltas (user+nice+system+irq+softirq
+# / all) over the run on this guest; the host parses the perftest and
+# iperf3 output files in $LAB_OUT/raw/.
+source "$LAB_TOP/tests/lab/lib.sh"
+mode=${1:-lo}
+sizes=${STACK_SIZES:-64 4096 65536 1048576 4194304}
+bw_tests=${STACK_BW_TESTS:-write read send}
+lat_tests=${STACK_LAT_TESTS:-send write read}
+stacks=${STACK_STACKS:-siw swiwarp swiwarp-crc}
+reps=${STACK_REPS:-2}
+bytes=${STACK_BYTES:-33554432}
+lat_iters=${STACK_LAT_ITERS:-1000}
+run_to=${STACK_RUN_TIMEOUT:-60}
+conn_n=${STACK_CONN_N:-20}
+connbench=${STACK_CONNBENCH:-$BUILD/tools/connbench/connbench}
+raw=$LAB_OUT/raw
+mkdir -p "$raw" "$LAB_OUT/stamps"
+: >"$LAB_OUT/runs.tsv"
+
+if [ "$mode" = lo ]; then
+	netdev=lo srv_ip=127.0.0.1 role=both
+else
+	netdev=eth0 srv_ip=192.0.2.1
+	if [ "$LAB_ID" = 1 ]; then role=server; else role=client; fi
+fi
+
+cpu_ticks() { # prints "busy total" from the aggregate cpu line
+	awk '/^cpu /{b=$2+$3+$4+$7+$8; t=0; for(i=2;i<=NF;i++) t+=$i; print b, t; exit}' /proc/stat
+}
+
+cur_drv=""
+# use_stack STACK: make exactly the RDMA device this stack needs exist.
+use_stack() {
+	local want=$1 drv crc
+	case $want in
+	siw) drv=siw ;;
+	swiwarp) drv=swiwarp crc=0 ;;
+	swiwarp-crc) drv=swiwarp crc=2 ;;
+	tcp) return 0 ;;
+	esac
+	if [ "$cur_drv" != "$drv" ]; then
+		if [ -n "$cur_drv" ]; then
+			rdma link delete "${cur_drv}0" 2>/dev/null
+			timeout 30 rmmod "$cur_drv" || echo "bench: rmmod $cur_drv failed" >&2
+		fi
+		cur_drv=$drv
+		"lab_load_$drv" "$netdev" "${drv}0" >&2 || { echo "bench: loading $drv failed" >&2; return 1; }
+	fi
+	if [ -n "${crc:-}" ]; then
+		echo "$crc" >/sys/module/swiwarp/parameters/mpa_crc || return 1
+	fi
+	# Exactly one RDMA device, the one we want: otherwise rdma_cm may pick
+	# a stale device of the other driver and the numbers would be lies.
+	[ "$(ls /sys/class/infiniband)" = "${drv}0" ] || {
+		echo "bench: devices present: $(ls /sys/class/infiniband | tr '\n' ' ') (want ${drv}0)" >&2
+		return 1
+	}
+}
+
+idx=0
+port=9000
+declare -A timeouts
+# one_run TEST SIZE STACK REP: one measured run (both roles), with a retry
+# for upstream siw, whose passive side can lose an FPDU that arrives during
+# connection set-up (tests/lab/README.md); swiwarp gets no retry.
+one_run() {
+	local test=$1 size=$2 stack=$3 rep=$4 attempt rc max=1 key=$1.$3 kind
+	[ "$stack" = siw ] && max=2
+	if [ "${timeouts[$key]:-0}" -ge 2 ]; then
+		idx=$((idx + 1))
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t0\tskipped\t0\t0\t0\t0\t-\n' "$idx" "$mode" "$test" "$size" \
+			"$stack" "$rep" >>"$LAB_OUT/runs.tsv"
+		return
+	fi
+	for attempt in $(seq $max); do
+		idx=$((idx + 1))
+		port=$((port + 1))
+		run_pair "$test" "$size" "$stack" "$rep" "$attempt"
+		rc=$?
+		[ $rc = 0 ] && break
+	done
+	[ $rc = 124 ] && timeouts[$key]=$((${timeouts[$key]:-0} + 1))
+}
+
+# The commands of one run.  perftest: -R (rdma_cm), -F (no CPU-frequency
+# warning).  Bandwidth runs move $bytes (at least 20 and at most 5000
+# messages), latency runs $lat_iters messages.
+cmd_for() { # test size stack  -> sets srv_cmd cli_cmd nbytes
+	local test=$1 size=$2 stack=$3 n
+	persistent=0
+	case $test in
+	write | read | send)
+		n=$((bytes / size))
+		[ $n -lt 20 ] && n=20
+		[ $n -gt 5000 ] && n=5000
+		nbytes=$((n * size))
+		if [ "$stack" = tcp ]; then
+			srv_cmd="iperf3 -s -1 -p $port"
+			cli_cmd="iperf3 -c $srv_ip -p $port -n $nbytes -l $size -J"
+		else
+			srv_cmd="ib_${test}_bw -R -F -s $size -n $n -p $port"
+			cli_cmd="$srv_cmd $srv_ip"
+		fi
+		;;
+	lat_*)
+		nbytes=$((lat_iters * size))
+		srv_cmd="ib_${test#lat_}_lat -R -F -s $size -n $lat_iters -p $port"
+		cli_cmd="$srv_cmd $srv_ip"
+		;;
+	conn)
+		nbytes=0
+		persistent=1 # the server runs until killed
+		srv_cmd="$connbench server $port"
+		cli_cmd="$connbench client $srv_ip $port $conn_n"
+		;;
+	esac
+}
+
+run_pair() { # test size stack rep attempt
+	local test=$1 size=$2 stack=$3 rep=$4 attempt=$5 f spid="" rc=0 t0 c0 c1 secs r
+	f=$mode.$test.$size.$stack.$rep.$attempt
+	cmd_for "$test" "$size" "$stack"
+	use_stack "$stack" || rc=97
+	if [ "$role" != client ] && [ $rc = 0 ]; then
+		timeout $((run_to + 20)) $srv_cmd >"$raw/$f.server" 2>&1 &
+		spid=$!
+		lab_wait_listen "$port" 30 || rc=98
+	fi
+	[ "$role" = both ] || lab_barrier "go$idx" 300 || rc=99
+	c0=$(cpu_ticks)
+	t0=$SECONDS
+	if [ "$role" != server ] && [ $rc = 0 ]; then
+		# Host-clock stamps: the shared directory is 9p, so these files'
+		# mtimes come from the host's clock, not the drifting guest's.
+		: >"$LAB_OUT/stamps/$f.start"
+		timeout "$run_to" $cli_cmd >"$raw/$f.client" 2>&1
+		rc=$?
+		: >"$LAB_OUT/stamps/$f.end"
+	fi
+	if [ "$role" = server ] && [ -n "$spid" ]; then
+		# Stop waiting for our server as soon as the client reports failure.
+		while kill -0 "$spid" 2>/dev/null; do
+			r=$(cat "$LAB_SHARED/rc.$idx.2" 2>/dev/null)
+			if [ -n "$r" ] && { [ "$r" != 0 ] || [ "$persistent" = 1 ]; }; then
+				kill "$spid" 2>/dev/null
+			fi
+			sleep 0.3
+		done
+	fi
+	if [ -n "$spid" ]; then
+		{ [ $rc = 0 ] && [ "$persistent" = 0 ]; } || kill "$spid" 2>/dev/null
+		wait "$spid"
+		r=$?
+		[ $rc = 0 ] && [ "$persistent" = 0 ] && rc=$r
+	fi
+	if [ "$role" != both ]; then
+		# Both guests must agree on the outcome (retries, skips).
+		echo "$rc" >"$LAB_SHARED/rc.$idx.$LAB_ID"
+		lab_barrier "done$idx" $((run_to + 300)) || rc=99
+		for r in $(cat "$LAB_SHARED"/rc."$idx".* 2>/dev/null); do
+			[ "$rc" = 0 ] && rc=$r
+		done
+	fi
+	c1=$(cpu_ticks)
+	secs=$((SECONDS - t0))
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$idx" "$mode" "$test" "$size" "$stack" \
+		"$rep" "$attempt" "$rc" "$secs" $((${c1% *} - ${c0% *})) $((${c1#* } - ${c0#* })) "$nbytes" "$f" \
+		>>"$LAB_OUT/runs.tsv"
+	echo "bench: $f rc=$rc ${secs}s" >&2
+	return $rc
+}
+
+order_for_rep() { # rep -> the stacks, reversed on even reps
+	local s out=""
+	for s in "$@"; do
+		if [ $((rep % 2)) = 1 ]; then out="$out $s"; else out="$s $out"; fi
+	done
+	echo $out
+}
+
+for test in $bw_tests; do
+	for size in $sizes; do
+		for rep in $(seq "$reps"); do
+			st=$stacks
+			[ "$test" = write ] && st="$stacks tcp"
+			for stack in $(order_for_rep $st); do
+				one_run "$test" "$size" "$stack" "$rep"
+			done
+		done
+	done
+done
+for test in $lat_tests; do
+	for rep in $(seq "$reps"); do
+		for stack in $(order_for_rep $stacks); do
+			one_run "lat_$test" 64 "$stack" "$rep"
+		done
+	done
+done
+if [ -x "$connbench" ]; then
+	for rep in $(seq "$reps"); do
+		for stack in $(order_for_rep $stacks); do
+			one_run conn 0 "$stack" "$rep"
+		done
+	done
+else
+	echo "bench: $connbench not built; no connection set-up numbers" >&2
+fi
+if [ -n "$cur_drv" ]; then
+	rdma link delete "${cur_drv}0" 2>/dev/null
+	timeout 30 rmmod "$cur_drv"
+fi
+exit 0
