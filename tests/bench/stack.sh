@@ -58,9 +58,10 @@ if [ "${STACK_PARALLEL:-0}" = 1 ]; then
 else
 	for m in $modes; do run_mode "$m" || rc=1; done
 fi
-echo "stack bench: lab runs took $(($(date +%s) - start)) s (host clock)"
+lab_secs=$(($(date +%s) - start))
+echo "stack bench: lab runs took $lab_secs s (host clock)"
 
 doc_args=()
 [ "${STACK_NO_DOC:-0}" = 1 ] || doc_args=(--doc Documentation/benchmarks.md --images Documentation/images)
-/usr/bin/python3 tests/bench/stack/report.py --out "$out" "${doc_args[@]}" $modes || rc=1
+/usr/bin/python3 tests/bench/stack/report.py --out "$out" --lab-secs "$lab_secs" "${doc_args[@]}" $modes || rc=1
 exit $rc

@@ -112,6 +112,10 @@ def collect(out, modes):
 def summarize(runs):
     """(mode, test, size, stack) -> aggregate over repetitions (failed runs are counted, not averaged)."""
     agg = {}
+    last = {}
+    for r in runs:
+        k = (r["mode"], r["test"], r["size"], r["stack"], r["rep"])
+        last[k] = max(last.get(k, 0), r["attempt"])
     for r in runs:
         key = (r["mode"], r["test"], r["size"], r["stack"])
         a = agg.setdefault(key, {"ok": 0, "failed": 0, "skipped": 0, "retries": 0, "Bps": [], "host_Bps": [],
@@ -120,13 +124,14 @@ def summarize(runs):
             a["skipped"] += 1
             continue
         ok = r["rc"] == "0" and any(k in r for k in ("Bps", "lat_typical_us", "conn"))
+        if not ok and r["attempt"] < last[key + (r["rep"],)]:
+            a["retries"] += 1  # a failed siw attempt that was retried
+            continue
         if not ok:
-            # A failed first attempt of siw that was retried is a retry, not a failure.
             a["failed"] += 1
             a.setdefault("failures", []).append(f"rep {r['rep']} attempt {r['attempt']}: rc {r['rc']}")
             continue
         a["ok"] += 1
-        a["retries"] += r["attempt"] - 1
         for k in ("Bps", "host_Bps", "lat_typical_us", "lat_avg_us"):
             if k in r:
                 a[k].append(r[k])
@@ -318,7 +323,7 @@ def markdown(agg, modes, gl, meta):
                  + (f" ({'; '.join(a.get('failures', []))})" if a.get("failures") else ""))
     L.append("")
     retried = sum(a["retries"] for a in agg.values())
-    L.append(f"siw runs that needed a retry (its connection set-up race): {retried}.\n")
+    L.append(f"siw runs that needed a retry (failed first attempt; its connection set-up race or a hang): {retried}.\n")
     L.append("![bandwidth](images/bench-bandwidth.png)\n")
     L.append("![latency](images/bench-latency.png)\n")
     L.append("![CPU per byte](images/bench-cpu.png)\n")
@@ -330,6 +335,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--doc")
     ap.add_argument("--images")
+    ap.add_argument("--lab-secs")
     ap.add_argument("modes", nargs="+")
     args = ap.parse_args()
     runs = collect(args.out, args.modes)
@@ -342,7 +348,7 @@ def main():
     import datetime
     import subprocess
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    meta = {"date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"), "commit": commit}
+    meta = {"date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"), "commit": commit, "lab_secs": args.lab_secs or "?"}
     doc = {"meta": meta, "runs": runs,
            "summary": [dict(mode=k[0], test=k[1], size=k[2], stack=k[3],
                             **{x: y for x, y in a.items() if not isinstance(y, list) or x == "failures"})
