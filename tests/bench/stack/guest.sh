@@ -55,7 +55,10 @@ use_stack() {
 	esac
 	if [ "$cur_drv" != "$drv" ]; then
 		if [ -n "$cur_drv" ]; then
-			rdma link delete "${cur_drv}0" 2>/dev/null
+			# A QP stuck in the kernel blocks both (swiwarp's open
+			# ib_read_bw stall); the device check below then fails
+			# every later run quickly instead of hanging here.
+			timeout 30 rdma link delete "${cur_drv}0" 2>/dev/null
 			timeout 30 rmmod "$cur_drv" || echo "bench: rmmod $cur_drv failed" >&2
 		fi
 		cur_drv=$drv
@@ -202,7 +205,8 @@ order_for_rep() { # rep -> the stacks, reversed on even reps
 	echo $out
 }
 
-for test in $bw_tests; do
+bw_block() { # test
+	local test=$1 size st stack
 	for size in $sizes; do
 		for rep in $(seq "$reps"); do
 			st=$stacks
@@ -212,25 +216,36 @@ for test in $bw_tests; do
 			done
 		done
 	done
-done
-for test in $lat_tests; do
+}
+lat_block() { # test
+	local stack
 	for rep in $(seq "$reps"); do
 		for stack in $(order_for_rep $stacks); do
-			one_run "lat_$test" 64 "$stack" "$rep"
+			one_run "lat_$1" 64 "$stack" "$rep"
 		done
 	done
-done
-if [ -x "$connbench" ]; then
+}
+conn_block() {
+	local stack
+	if [ ! -x "$connbench" ]; then
+		echo "bench: $connbench not built; no connection set-up numbers" >&2
+		return
+	fi
 	for rep in $(seq "$reps"); do
 		for stack in $(order_for_rep $stacks); do
 			one_run conn 0 "$stack" "$rep"
 		done
 	done
-else
-	echo "bench: $connbench not built; no connection set-up numbers" >&2
-fi
+}
+# RDMA Reads last: swiwarp's open ib_read_bw stall can leave a QP stuck in
+# the kernel, and then no module can be swapped for the rest of the boot.
+for test in $bw_tests; do [ "$test" = read ] || bw_block "$test"; done
+for test in $lat_tests; do [ "$test" = read ] || lat_block "$test"; done
+conn_block
+for test in $lat_tests; do [ "$test" = read ] && lat_block "$test"; done
+for test in $bw_tests; do [ "$test" = read ] && bw_block "$test"; done
 if [ -n "$cur_drv" ]; then
-	rdma link delete "${cur_drv}0" 2>/dev/null
+	timeout 30 rdma link delete "${cur_drv}0" 2>/dev/null
 	timeout 30 rmmod "$cur_drv"
 fi
 exit 0
