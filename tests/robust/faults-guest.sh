@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# Fault matrix of issue 8, one 2-guest lab boot (tests/suites/81-faults.sh).
+# Guest 1 runs swiwarp-soak servers, guest 2 the streaming clients (-F:
+# a fault is expected; exit 3 = the error reached the app and every
+# outstanding WR completed, i.e. the QP was flushed; 4 = hang).  Phases:
+#   peer_vanish  guest 1 drops every frame (netem loss 100%) and freezes
+#                its server, like a powered-off peer; guest 2 must get
+#                errors once TCP gives up (tcp_retries2=5 there, ~10 s)
+#   peer_killed  guest 1's server is killed with SIGKILL mid-stream
+#   link_flap    guest 2: ip link set eth0 down, 3 s, up; then a fresh run
+#                must pass (recover)
+#   rmmod_busy   rmmod swiwarp on guest 1 during a run must be refused
+#                (EBUSY) and the run must go on and verify
+#   link_delete  rdma link delete on guest 1 during a run: must finish, the
+#                apps must end (with an error), the device must go
+#   netdev_gone  a macvlan on each guest carries swiwarp1; guest 1 deletes
+#                its macvlan mid-stream
+# At the end both guests unload the module (rmmod).  The lab fails the run
+# on any kernel warning.
+set -uo pipefail
+source "$LAB_TOP/tests/lab/lib.sh"
+
+soak=${SOAK_BIN:-$BUILD/tools/hostile/swiwarp-soak}
+p=faults
+nqp=4
+[ -x "$soak" ] || { [ "$LAB_ID" = 1 ] && lab_skip "$p.all" "(not built: $soak)"; exit 0; }
+lab_load_swiwarp eth0 swiwarp0
+rc=$?
+if [ $rc -ne 0 ]; then
+	[ "$LAB_ID" = 1 ] && lab_skip "$p.all" "(swiwarp did not come up, rc $rc)"
+	exit 0
+fi
+sysctl -qw net.ipv4.tcp_retries2=5
+modprobe sch_netem
+lab_barrier up 300 || { lab_fail "$p.barrier.g$LAB_ID" "peer never came up"; lab_finish; }
+
+# server PHASE PORT [ADDR]: start a soak server in the background
+server() {
+	timeout 300 "$soak" server "${3:-$LAB_IP}" "$2" -q $nqp -w 90 -F >"$LAB_OUT/$1-server.out" 2>&1 &
+	spid=$!
+	lab_wait_listen "$2" 30
+}
+# client PHASE PORT SECS [ADDR]: stream until SECS or a fault; sets crc, took
+client() {
+	local t0=$SECONDS
+	timeout 300 "$soak" client "${4:-$LAB_PEER_IP}" "$2" -q $nqp -t "$3" -w 90 -F \
+		>"$LAB_OUT/$1-client.out" 2>&1
+	crc=$?
+	took=$((SECONDS - t0))
+	sed "s/^/[$1] /" "$LAB_OUT/$1-client.out"
+}
+# gone PID SECS: the process must be gone within SECS (not stuck in the kernel)
+gone() {
+	local i
+	for i in $(seq $(($2 * 4))); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.25; done
+	grep State /proc/"$1"/status
+	cat /proc/"$1"/stack 2>/dev/null
+	return 1
+}
+# verdict NAME: the client must have seen the fault (exit 3)
+verdict() {
+	local why
+	why=$(grep -m1 'ERROR after' "$LAB_OUT/$1-client.out" | sed 's/^soak client: //')
+	case $crc in
+	3) lab_pass "$p.$1 (client: $why; took ${took} s)" ;;
+	0) lab_fail "$p.$1" "the run finished without seeing the fault" ;;
+	4) lab_fail "$p.$1" "client hung: $(tail -n 1 "$LAB_OUT/$1-client.out")" ;;
+	124) lab_fail "$p.$1" "client still running after 300 s" ;;
+	*) lab_fail "$p.$1" "client exit $crc: $(tail -n 1 "$LAB_OUT/$1-client.out")" ;;
+	esac
+}
+
+# ---- peer_vanish ---------------------------------------------------------
+if [ "$LAB_ID" = 1 ]; then
+	server peer_vanish 7201
+	lab_barrier pv-listen 120
+	sleep 8
+	kill -STOP $spid
+	tc qdisc replace dev eth0 root netem loss 100%
+	lab_barrier pv-client-done 300
+	tc qdisc del dev eth0 root
+	kill -KILL $spid
+	kill -CONT $spid 2>/dev/null
+	if gone $spid 30; then lab_pass "$p.peer_vanish.server_exit"; else lab_fail "$p.peer_vanish.server_exit" "frozen server did not go away after SIGKILL"; fi
+else
+	lab_barrier pv-listen 120
+	client peer_vanish 7201 120
+	verdict peer_vanish
+	lab_barrier pv-client-done 300
+fi
+lab_barrier pv-done 120
+
+# ---- peer_killed ---------------------------------------------------------
+if [ "$LAB_ID" = 1 ]; then
+	server peer_killed 7202
+	lab_barrier pk-listen 120
+	sleep 8
+	kill -KILL $spid
+	if gone $spid 30; then lab_pass "$p.peer_killed.server_exit"; else lab_fail "$p.peer_killed.server_exit" "killed server stuck"; fi
+	lab_barrier pk-client-done 300
+else
+	lab_barrier pk-listen 120
+	client peer_killed 7202 120
+	verdict peer_killed
+	lab_barrier pk-client-done 300
+fi
+
+# ---- link_flap -----------------------------------------------------------
+if [ "$LAB_ID" = 1 ]; then
+	server link_flap 7203
+	lab_barrier lf-listen 120
+	lab_barrier lf-client-done 300
+	kill $spid 2>/dev/null
+	gone $spid 20 || { kill -KILL $spid; lab_fail "$p.link_flap.server_exit" "server stuck"; }
+	server link_flap_after 7204
+	lab_barrier lf2-listen 120
+	wait $spid
+	src=$?
+	if [ $src -eq 0 ]; then lab_pass "$p.link_flap.recover_server"; else lab_fail "$p.link_flap.recover_server" "exit $src: $(tail -n 1 "$LAB_OUT/link_flap_after-server.out")"; fi
+else
+	lab_barrier lf-listen 120
+	( sleep 8; ip link set eth0 down; sleep 3; ip link set eth0 up ) &
+	client link_flap 7203 120
+	wait
+	verdict link_flap
+	# the link is back: wait for the route, then a clean run must pass
+	for _ in $(seq 40); do ping -c1 -W1 "$LAB_PEER_IP" >/dev/null 2>&1 && break; sleep 0.5; done
+	lab_barrier lf-client-done 300
+	lab_barrier lf2-listen 120
+	client link_flap_after 7204 10
+	if [ $crc -eq 0 ]; then lab_pass "$p.link_flap.recover"; else lab_fail "$p.link_flap.recover" "fresh run after the flap: exit $crc"; fi
+fi
+
+# ---- rmmod_busy ----------------------------------------------------------
+if [ "$LAB_ID" = 1 ]; then
+	server rmmod_busy 7205
+	lab_barrier rb-listen 120
+	sleep 6
+	if rmmod swiwarp 2>"$LAB_OUT/rmmod_busy.err"; then
+		lab_fail "$p.rmmod_busy.refused" "rmmod succeeded with live QPs"
+	else
+		lab_pass "$p.rmmod_busy.refused ($(tr -d '\n' <"$LAB_OUT/rmmod_busy.err"))"
+	fi
+	wait $spid
+	src=$?
+	if [ $src -eq 0 ]; then lab_pass "$p.rmmod_busy.server"; else lab_fail "$p.rmmod_busy.server" "exit $src"; fi
+else
+	lab_barrier rb-listen 120
+	client rmmod_busy 7205 15
+	if [ $crc -eq 0 ]; then lab_pass "$p.rmmod_busy.client (run verified)"; else lab_fail "$p.rmmod_busy.client" "exit $crc"; fi
+fi
+lab_barrier rb-done 120
+
+# ---- link_delete ---------------------------------------------------------
+if [ "$LAB_ID" = 1 ]; then
+	server link_delete 7206
+	lab_barrier ld-listen 120
+	sleep 6
+	t0=$SECONDS
+	timeout 120 rdma link delete swiwarp0
+	drc=$?
+	dt=$((SECONDS - t0))
+	if gone $spid 60; then sexit=ok; else sexit=stuck; kill -KILL $spid; fi
+	if [ $drc -eq 0 ] && [ ! -e /sys/class/infiniband/swiwarp0 ] && [ $sexit = ok ]; then
+		lab_pass "$p.link_delete.device_gone (rdma link delete took ${dt} s)"
+	else
+		lab_fail "$p.link_delete.device_gone" "rdma link delete rc $drc after ${dt} s, server $sexit"
+	fi
+	_lab_rdma_link_add swiwarp0 swiwarp eth0 || lab_fail "$p.link_delete.readd"
+	lab_barrier ld-client-done 300
+else
+	lab_barrier ld-listen 120
+	client link_delete 7206 120
+	verdict link_delete
+	lab_barrier ld-client-done 300
+fi
+
+# ---- netdev_gone ---------------------------------------------------------
+mv_ip=192.0.2.$((100 + LAB_ID))
+mv_peer=192.0.2.$((100 + 3 - LAB_ID))
+ip link add mv0 link eth0 type macvlan mode bridge &&
+	ip addr add "$mv_ip/32" dev mv0 && ip link set mv0 up &&
+	ip route add "$mv_peer/32" dev mv0 src "$mv_ip" &&
+	_lab_rdma_link_add swiwarp1 swiwarp mv0
+mrc=$?
+lab_barrier ng-up 120
+if [ $mrc -ne 0 ]; then
+	lab_fail "$p.netdev_gone.setup.g$LAB_ID" "macvlan/swiwarp1 setup failed"
+elif [ "$LAB_ID" = 1 ]; then
+	server netdev_gone 7207 "$mv_ip"
+	lab_barrier ng-listen 120
+	sleep 6
+	t0=$SECONDS
+	timeout 120 ip link del mv0
+	drc=$?
+	dt=$((SECONDS - t0))
+	if gone $spid 60; then sexit=ok; else sexit=stuck; kill -KILL $spid; fi
+	for _ in $(seq 40); do [ -e /sys/class/infiniband/swiwarp1 ] || break; sleep 0.5; done
+	if [ $drc -eq 0 ] && [ ! -e /sys/class/infiniband/swiwarp1 ] && [ $sexit = ok ]; then
+		lab_pass "$p.netdev_gone.device_gone (ip link del took ${dt} s)"
+	else
+		lab_fail "$p.netdev_gone.device_gone" "ip link del rc $drc after ${dt} s, server $sexit, swiwarp1 $( [ -e /sys/class/infiniband/swiwarp1 ] && echo still there || echo gone)"
+	fi
+	lab_barrier ng-client-done 300
+else
+	lab_barrier ng-listen 120
+	client netdev_gone 7207 120 "$mv_peer"
+	verdict netdev_gone
+	lab_barrier ng-client-done 300
+	timeout 60 rdma link delete swiwarp1
+	ip link del mv0
+fi
+
+# ---- the module unloads --------------------------------------------------
+lab_barrier end 300
+sleep 2
+timeout 60 rdma link delete swiwarp0 && timeout 60 rmmod swiwarp && [ ! -e /sys/module/swiwarp ]
+rc=$?
+if [ $rc -eq 0 ]; then lab_pass "$p.rmmod.g$LAB_ID"; else lab_fail "$p.rmmod.g$LAB_ID" "rc $rc, refcnt $(cat /sys/module/swiwarp/refcnt 2>/dev/null)"; fi
+dmesg | grep -iE 'swiwarp' | tail -n 30
+exit 0

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Soak scenario, runs in both guests of a 2-guest lab (tests/soak/run.sh and
+# tests/suites/85-soak.sh):
+#   guest 1: swiwarp-soak server, guest 2: swiwarp-soak client,
+#   SOAK_QP QPs, SOAK_SECS seconds of mixed Send/Write/Read, data verified.
+# Both guests snapshot /proc/slabinfo and the module refcount before loading
+# any RDMA user and after the run, then compare, and unload the module.
+#
+# Environment (put on the guest command line):
+#   SOAK_DEV=swiwarp|siw  device (default swiwarp; siw is the control)
+#   SOAK_QP, SOAK_SECS, SOAK_SEED
+#   SOAK_NAME             result prefix (default soak)
+set -uo pipefail
+source "$LAB_TOP/tests/lab/lib.sh"
+
+dev=${SOAK_DEV:-swiwarp}
+nqp=${SOAK_QP:-64}
+secs=${SOAK_SECS:-60}
+seed=${SOAK_SEED:-20261122}
+p=${SOAK_NAME:-soak}
+[ "$dev" = siw ] && p=$p.siw
+soak=${SOAK_BIN:-$BUILD/tools/hostile/swiwarp-soak}
+port=7190
+mod=$dev
+
+[ -x "$soak" ] || { [ "$LAB_ID" = 1 ] && lab_skip "$p.all" "(not built: $soak)"; exit 0; }
+if [ "$dev" = siw ]; then
+	lab_load_siw eth0 siw0
+else
+	lab_load_swiwarp eth0 swiwarp0
+fi
+rc=$?
+if [ $rc -ne 0 ]; then
+	[ "$LAB_ID" = 1 ] && lab_skip "$p.all" "($dev did not come up, rc $rc)"
+	exit 0
+fi
+
+slab_snapshot() {
+	sync
+	echo 2 >/proc/sys/vm/drop_caches
+	# SLUB counts the free objects of per-CPU slabs as active in
+	# /proc/slabinfo (one slab of TCP is 14 objects, of request_sock_TCP
+	# 13); shrinking every cache first flushes those, so the counts are
+	# the objects really in use.  The TCP socket count itself comes from
+	# /proc/net/sockstat ("alloc"), which is exact.
+	sync
+	for f in /sys/kernel/slab/*/shrink; do echo 1 >"$f"; done 2>/dev/null
+	awk '/^TCP:/ {for (i = 2; i < NF; i++) if ($i == "alloc") print "sockstat-TCP-alloc", $(i + 1)}' \
+		/proc/net/sockstat >"$1"
+	awk 'NR > 2 && ($1 ~ /^(TCP|request_sock_TCP|kmalloc-|swiwarp|siw|ib_|rdma)/) {print $1, $2}' \
+		/proc/slabinfo >>"$1"
+}
+
+sleep 1
+slab_snapshot "$LAB_OUT/slab.before"
+ref0=$(cat /sys/module/"$mod"/refcnt)
+lab_barrier soak-up 300 || { lab_fail "$p.barrier" "peer never came up"; lab_finish; }
+
+t0=$SECONDS
+if [ "$LAB_ID" = 1 ]; then
+	timeout $((secs + 600)) "$soak" server "$LAB_IP" $port -q "$nqp" -w 120 \
+		>"$LAB_OUT/soak-server.out" 2>&1 &
+	spid=$!
+	lab_wait_listen $port 30
+	lab_barrier soak-listen 300
+	wait $spid
+	rc=$?
+	cat "$LAB_OUT/soak-server.out"
+	if [ $rc -eq 0 ]; then
+		lab_pass "$p.server ($(tail -n 1 "$LAB_OUT/soak-server.out" | sed 's/^soak server: //'))"
+	else
+		lab_fail "$p.server" "exit $rc: $(tail -n 1 "$LAB_OUT/soak-server.out")"
+	fi
+else
+	lab_barrier soak-listen 300
+	timeout $((secs + 600)) "$soak" client "$LAB_PEER_IP" $port -q "$nqp" -t "$secs" \
+		-s "$seed" -w 120 >"$LAB_OUT/soak-client.out" 2>&1
+	rc=$?
+	cat "$LAB_OUT/soak-client.out"
+	line=$(grep -m1 'QPs, .* verified' "$LAB_OUT/soak-client.out" | sed 's/^soak client: //')
+	if [ $rc -eq 0 ]; then
+		lab_pass "$p.client ($line)"
+	else
+		lab_fail "$p.client" "exit $rc: $(tail -n 1 "$LAB_OUT/soak-client.out")"
+	fi
+fi
+echo "soak: guest $LAB_ID ran $((SECONDS - t0)) s"
+lab_barrier soak-done $((secs + 900))
+
+# Stable memory and references: the same number of module references as
+# before any RDMA user existed; slab caches back within tolerance once the
+# TCP connections are gone.
+for _ in $(seq 60); do
+	[ "$(ss -Htan | grep -cv TIME-WAIT)" -le 0 ] && break
+	sleep 0.5
+done
+sleep 2
+ref1=$(cat /sys/module/"$mod"/refcnt)
+if [ "$ref1" = "$ref0" ]; then
+	lab_pass "$p.refcnt.g$LAB_ID"
+else
+	lab_fail "$p.refcnt.g$LAB_ID" "module refcount $ref0 before, $ref1 after"
+fi
+slab_snapshot "$LAB_OUT/slab.after"
+bad=$(awk '
+	NR == FNR { b[$1] = $2; next }
+	{
+		d = $2 - b[$1]
+		if ($1 ~ /^(TCP|request_sock_TCP|swiwarp|siw|sockstat)/) tol = 1
+		else if ($1 ~ /^kmalloc-/) { tol = int(b[$1] / 50); if (tol < 64) tol = 64 }
+		else tol = 256
+		if (d > tol) printf "%s +%d (%d -> %d, tolerance %d); ", $1, d, b[$1], $2, tol
+	}' "$LAB_OUT/slab.before" "$LAB_OUT/slab.after")
+paste "$LAB_OUT/slab.before" "$LAB_OUT/slab.after" | awk '$2 != $4 {print "slab", $1, $2, "->", $4}'
+if [ -z "$bad" ]; then
+	lab_pass "$p.slab.g$LAB_ID"
+else
+	lab_fail "$p.slab.g$LAB_ID" "$bad"
+fi
+lab_barrier soak-checked 300
+if [ "$dev" = swiwarp ]; then
+	timeout 60 rdma link delete swiwarp0 && timeout 60 rmmod swiwarp && [ ! -e /sys/module/swiwarp ]
+	rc=$?
+	if [ $rc -eq 0 ]; then lab_pass "$p.rmmod.g$LAB_ID"; else lab_fail "$p.rmmod.g$LAB_ID" "rc $rc"; fi
+fi
+exit 0

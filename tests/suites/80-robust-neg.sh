@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Negative tests of issue 3 in one 2-guest lab boot (tests/robust/neg.c via
+# tests/robust/neg-guest.sh): Terminates for a Send into an empty / too
+# small receive queue and for dead STags (layer/type/code from the kernel
+# log), QP error flush (local modify to ERR, peer gone), an unsignaled Read,
+# a 16k unsignaled Write pipeline, MRs from 1 B to 1 GiB, full SQ/RQ
+# (ENOMEM), CQ overflow (CQ error event), registration over RLIMIT_MEMLOCK
+# as an unprivileged user and registrations that must fail, and a clean
+# rmmod.  NEG_DEV=siw runs the same on upstream siw; NEG_BIG=0 leaves out
+# the 1 GiB MR.
+set -uo pipefail
+top=${SWIWARP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+export BUILD=${BUILD:-$top/build} SWIWARP_TOP=$top
+cd "$top" || exit 1
+source tests/robust/suite-lib.sh
+robust_prereq robust.neg "$BUILD/tools/hostile/robust-neg" || exit 0
+cmd=
+for v in NEG_DEV NEG_BIG; do
+	[ -n "${!v:-}" ] && cmd+="$v=$(printf '%q' "${!v}") "
+done
+robust_lab robust-neg "${NEG_TIMEOUT:-900}" 2560 "${cmd}tests/robust/neg-guest.sh"
+exit 0

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Short soak (make check): 64 QPs between two swiwarp guests, mixed
+# Send/Write/Read for SOAK_SECS (default 60) seconds, every byte verified;
+# module refcount and slab caches back to their baseline; clean rmmod.
+# The long one is `make soak` (tests/soak/run.sh).
+set -uo pipefail
+top=${SWIWARP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+export BUILD=${BUILD:-$top/build} SWIWARP_TOP=$top
+cd "$top" || exit 1
+source tests/robust/suite-lib.sh
+robust_prereq soak "$BUILD/tools/hostile/swiwarp-soak" || exit 0
+cmd="SOAK_QP=${SOAK_QP:-64} SOAK_SECS=${SOAK_SECS:-60} "
+[ -n "${SOAK_DEV:-}" ] && cmd+="SOAK_DEV=$(printf '%q' "$SOAK_DEV") "
+robust_lab soak "$((${SOAK_SECS:-60} + 420))" 1024 "${cmd}tests/soak/lab-guest.sh"
+exit 0
