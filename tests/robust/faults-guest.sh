@@ -36,7 +36,8 @@ lab_barrier up 300 || { lab_fail "$p.barrier.g$LAB_ID" "peer never came up"; lab
 
 # server PHASE PORT [ADDR]: start a soak server in the background
 server() {
-	timeout 300 "$soak" server "${3:-$LAB_IP}" "$2" -q $nqp -w 90 -F >"$LAB_OUT/$1-server.out" 2>&1 &
+	# no timeout(1) wrapper: $spid must be the server itself (-w bounds it)
+	"$soak" server "${3:-$LAB_IP}" "$2" -q $nqp -w 90 -F >"$LAB_OUT/$1-server.out" 2>&1 &
 	spid=$!
 	lab_wait_listen "$2" 30
 }
@@ -52,7 +53,11 @@ client() {
 # gone PID SECS: the process must be gone within SECS (not stuck in the kernel)
 gone() {
 	local i
-	for i in $(seq $(($2 * 4))); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.25; done
+	for i in $(seq $(($2 * 4))); do
+		# a zombie is gone too (the kernel let go of it)
+		grep -qs '^State:[[:space:]]*[^Z]' /proc/"$1"/status || return 0
+		sleep 0.25
+	done
 	grep State /proc/"$1"/status
 	cat /proc/"$1"/stack 2>/dev/null
 	return 1

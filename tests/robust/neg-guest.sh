@@ -27,6 +27,9 @@ if [ $rc -ne 0 ]; then
 	[ "$LAB_ID" = 1 ] && lab_skip "$p.all" "($dev did not come up, rc $rc)"
 	exit 0
 fi
+# upstream siw's passive-side setup race (tests/lab/README.md): delay
+# the client's frames
+[ "$dev" = siw ] && [ "$LAB_ID" = 2 ] && lab_delay_egress "${LAB_SIW_CLIENT_DELAY_MS:-100}"
 # siw logs no Terminates: no kernel-log checks there
 noterm=0
 [ "$dev" = siw ] && noterm=1

@@ -51,6 +51,9 @@ slab_snapshot() {
 		/proc/slabinfo >>"$1"
 }
 
+# upstream siw's passive-side setup race (tests/lab/README.md): delay
+# the client's frames
+[ "$dev" = siw ] && [ "$LAB_ID" = 2 ] && lab_delay_egress "${LAB_SIW_CLIENT_DELAY_MS:-100}"
 sleep 1
 slab_snapshot "$LAB_OUT/slab.before"
 ref0=$(cat /sys/module/"$mod"/refcnt)

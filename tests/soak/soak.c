@@ -427,7 +427,11 @@ struct cconn {
 	uint8_t *tx, *rx, *wsrc, *rd;	/* CREDITS tx, CREDITS rx, CREDITS write src, NREAD read */
 	uint32_t seq, free_credits, credit_mask, reads_out, read_off[NREAD], read_len[NREAD];
 	uint32_t read_mask;
-	uint32_t outstanding;		/* signaled WRs posted, not completed */
+	int outstanding;		/* signaled WRs posted, not completed */
+	/* a credit is free again once its Send (and Write) completed and its
+	 * ack came back; a Read slot once its Read completed */
+	int8_t cr_pend[CREDITS];
+	uint8_t rd_busy[NREAD];
 	uint64_t sends, writes, reads, bytes;
 	bool bye_sent, bye_done;
 };
@@ -568,6 +572,7 @@ static int client(const char *addr, const char *port, int nqp, int secs)
 						      s->inf.raddr + off, s->inf.rkey))
 						goto post_err;
 					s->read_mask &= ~(1U << sl);
+					s->rd_busy[sl] = 1;
 					s->read_off[sl] = off;
 					s->read_len[sl] = len;
 					s->reads_out++;
@@ -611,6 +616,7 @@ static int client(const char *addr, const char *port, int nqp, int secs)
 				s->outstanding++;
 				s->credit_mask &= ~(1U << cr);
 				s->free_credits--;
+				s->cr_pend[cr] = h->op == OP_CHECK_WRITE ? 3 : 2;
 				if (h->op == OP_SEND) {
 					s->sends++;
 					s->bytes += h->len;
@@ -647,14 +653,16 @@ post_err:
 		}
 		if (k == 0) {
 			if (err_at) {
-				uint32_t left = 0;
+				int left = 0;
 
 				for (i = 0; i < nqp; i++)
 					left += c[i].outstanding;
 				if (!left || removed)
 					break;
 				if (now_ms() - err_at > 60000) {
-					printf("soak client: FLUSH INCOMPLETE: %u WRs never completed 60 s after the error\n",
+					printf("soak client: first error after %.1f s: %s\n",
+					       (err_at - t0) / 1000.0, first_err);
+					printf("soak client: FLUSH INCOMPLETE: %d WRs never completed 60 s after the error\n",
 					       left);
 					return 4;
 				}
@@ -675,6 +683,25 @@ post_err:
 				continue;
 			if (kind != K_RECV)
 				s->outstanding--;
+			if (kind == K_SEND || kind == K_WRITE) {
+				if (sl >= CREDITS || s->cr_pend[sl] <= 0) {
+					printf("soak client: QP %u: DUPLICATE completion: %s slot %u status %s\n",
+					       q, kind == K_SEND ? "send" : "write", sl,
+					       ibv_wc_status_str(wc[j].status));
+					bad++;
+				} else if (--s->cr_pend[sl] == 0) {
+					s->credit_mask |= 1U << sl;
+					s->free_credits++;
+				}
+			} else if (kind == K_READ) {
+				if (sl >= NREAD || !s->rd_busy[sl]) {
+					printf("soak client: QP %u: DUPLICATE completion: read slot %u status %s\n",
+					       q, sl, ibv_wc_status_str(wc[j].status));
+					bad++;
+					continue;
+				}
+				s->rd_busy[sl] = 0;
+			}
 			if (wc[j].status != IBV_WC_SUCCESS) {
 				if (!err_at) {
 					err_at = now_ms();
@@ -706,12 +733,14 @@ post_err:
 				struct hdr *h = (struct hdr *)(s->rx + sl * SLOT);
 
 				if (h->magic != MAGIC || h->credit >= CREDITS ||
-				    (s->credit_mask & (1U << h->credit))) {
+				    s->cr_pend[h->credit] <= 0) {
 					printf("soak client: QP %u: bad ack\n", q);
 					bad++;
 				} else {
-					s->credit_mask |= 1U << h->credit;
-					s->free_credits++;
+					if (--s->cr_pend[h->credit] == 0) {
+						s->credit_mask |= 1U << h->credit;
+						s->free_credits++;
+					}
 					if (!h->ok) {
 						printf("soak client: QP %u: server reports seq %u bad\n",
 						       q, h->seq);
