@@ -4,14 +4,16 @@
 #   then registration limits on guest 2 without a peer: RLIMIT_MEMLOCK as
 #   an unprivileged user, and registrations that must fail.
 # Environment: NEG_DEV=swiwarp|siw (default swiwarp), NEG_BIG=1 adds the
-# 1 GiB MR (guests need ~2.5 GiB: the suite passes --mem).
+# 1 GiB MR (guests need ~2.5 GiB: the suite passes --mem; registering it
+# takes 30 s to 5 min under TCG, so it is not in make check),
+# ROBUST_STRICT=1 also runs cases marked [norun] in tests/robust/known-bugs.
 set -uo pipefail
 source "$LAB_TOP/tests/lab/lib.sh"
 
 dev=${NEG_DEV:-swiwarp}
 neg=${NEG_BIN:-$BUILD/tools/hostile/robust-neg}
 big=
-[ "${NEG_BIG:-1}" = 1 ] && big=big
+[ "${NEG_BIG:-0}" = 1 ] && big=big
 port=7176
 p=robust.neg
 [ "$dev" = siw ] && p=robust.siw.neg
@@ -34,6 +36,13 @@ fi
 noterm=0
 [ "$dev" = siw ] && noterm=1
 rename() { sed -e "s/robust\.neg\./$p./"; }
+# [norun] known bugs "neg.CASE" are left out (they take the guest down)
+skip=
+if [ "${ROBUST_STRICT:-0}" != 1 ] && [ -f "$LAB_TOP/tests/robust/known-bugs" ]; then
+	skip=$(awk -F'\t' '$1 ~ /^neg\./ && $2 ~ /^\[norun\]/ {sub(/^neg\./, "", $1); printf "%s,", $1}' \
+		"$LAB_TOP/tests/robust/known-bugs")
+fi
+export NEG_SKIP=$skip
 
 lab_barrier up 300 || { lab_fail "$p.barrier.g$LAB_ID" "peer never came up"; lab_finish; }
 if [ "$LAB_ID" = 1 ]; then

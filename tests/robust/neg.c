@@ -42,7 +42,7 @@
 
 #include "kmsg.h"
 
-#define EVENT_MS 20000
+#define EVENT_MS 60000
 #define TGT (1024 * 1024)	/* target buffer */
 #define PG 4096
 #define CANARY 0xa5
@@ -89,6 +89,18 @@ static const struct scase scases[] = {
 #define NCASES (int)(sizeof(scases) / sizeof(scases[0]))
 
 static bool big, noterm;
+
+/* NEG_SKIP=case,case: cases not run (known bugs that take the guest down) */
+static bool skipped(const char *name)
+{
+	const char *l = getenv("NEG_SKIP"), *p;
+	size_t n = strlen(name);
+
+	for (p = l; p && (p = strstr(p, name)); p += n)
+		if ((p == l || p[-1] == ',') && (p[n] == 0 || p[n] == ','))
+			return true;
+	return false;
+}
 
 static const uint64_t mr_sizes[] = { 1, 4095, 4097, 65537, 16 * 1024 * 1024 + 3, GIB };
 #define NSIZES(b) ((b) ? 6 : 5)
@@ -698,6 +710,8 @@ static int c_flush_local(struct cctx *x, char *why, size_t wl)
 			continue;
 		}
 		got++;
+		printf("neg: flush_local: completion wr_id %llu %s\n", (unsigned long long)wc.wr_id,
+		       ibv_wc_status_str(wc.status));
 		if (wc.wr_id >= 100 && wc.wr_id < 108)
 			rflush += wc.status == IBV_WC_WR_FLUSH_ERR;
 		else if (wc.wr_id >= 200 && wc.wr_id < 204)
@@ -715,7 +729,8 @@ static int c_flush_local(struct cctx *x, char *why, size_t wl)
 	}
 	usleep(300000);
 	if (ibv_poll_cq(x->cq, 1, &wc) != 0) {
-		snprintf(why, wl, "extra completion after the flush");
+		snprintf(why, wl, "extra completion after the flush: wr_id %llu %s",
+			 (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
 		return 1;
 	}
 	printf("neg: flush_local: 8 receives flushed, 4 Reads completed, Read posted in ERR %s\n",
@@ -1083,6 +1098,13 @@ static int client(const char *addr, const char *port)
 	for (i = 0; i < NCASES; i++) {
 		const struct scase *sc = &scases[i];
 		struct cctx x;
+
+		if (skipped(sc->name)) {
+			printf("SKIP: robust.neg.%s (NEG_SKIP: known bug, see tests/robust/known-bugs)\n",
+			       sc->name);
+			continue;
+		}
+		{
 		char why[300] = "";
 		int cqe = 256, sq = 64, rq = 16, rc;
 		long long t0 = now_ms();
@@ -1126,6 +1148,7 @@ static int client(const char *addr, const char *port)
 		fflush(stdout);
 		fails += rc != 0;
 		usleep(300000);
+		}
 	}
 	rdma_freeaddrinfo(ai);
 	return fails ? 1 : 0;
@@ -1234,7 +1257,11 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	noterm = getenv("NEG_NOTERM") && !strcmp(getenv("NEG_NOTERM"), "1");
 	if (argc >= 2 && !strcmp(argv[1], "count")) {
-		printf("%d\n", NCASES);
+		int i, n = 0;
+
+		for (i = 0; i < NCASES; i++)
+			n += !skipped(scases[i].name);
+		printf("%d\n", n);
 		return 0;
 	}
 	if (argc == 3 && !strcmp(argv[1], "local"))
