@@ -54,57 +54,68 @@ slab_snapshot() {
 # upstream siw's passive-side setup race (tests/lab/README.md): delay
 # the client's frames
 [ "$dev" = siw ] && [ "$LAB_ID" = 2 ] && lab_delay_egress "${LAB_SIW_CLIENT_DELAY_MS:-100}"
-sleep 1
-slab_snapshot "$LAB_OUT/slab.before"
 ref0=$(cat /sys/module/"$mod"/refcnt)
 lab_barrier soak-up 300 || { lab_fail "$p.barrier" "peer never came up"; lab_finish; }
 
+# run_soak TAG PORT SECS: one server/client run; prints the result line
+run_soak() {
+	local tag=$1 port=$2 secs=$3 rc line
+	if [ "$LAB_ID" = 1 ]; then
+		timeout $((secs + 600)) "$soak" server "$LAB_IP" "$port" -q "$nqp" -w 120 \
+			>"$LAB_OUT/$tag-server.out" 2>&1 &
+		local spid=$!
+		lab_wait_listen "$port" 30
+		lab_barrier "$tag-listen" 300
+		wait $spid
+		rc=$?
+		cat "$LAB_OUT/$tag-server.out"
+		line=$(tail -n 1 "$LAB_OUT/$tag-server.out" | sed 's/^soak server: //')
+		if [ $rc -eq 0 ]; then lab_pass "$p.$tag.server ($line)"; else lab_fail "$p.$tag.server" "exit $rc: $line"; fi
+	else
+		lab_barrier "$tag-listen" 300
+		timeout $((secs + 600)) "$soak" client "$LAB_PEER_IP" "$port" -q "$nqp" -t "$secs" \
+			-s "$seed" -w 120 >"$LAB_OUT/$tag-client.out" 2>&1
+		rc=$?
+		cat "$LAB_OUT/$tag-client.out"
+		line=$(grep -m1 'QPs, .* verified' "$LAB_OUT/$tag-client.out" | sed 's/^soak client: //')
+		if [ $rc -eq 0 ]; then
+			lab_pass "$p.$tag.client ($line)"
+		else
+			lab_fail "$p.$tag.client" "exit $rc: $(tail -n 1 "$LAB_OUT/$tag-client.out")"
+		fi
+	fi
+	lab_barrier "$tag-done" $((secs + 900))
+}
+# settle: wait until every connection is gone, then snapshot
+settle_snapshot() {
+	for _ in $(seq 60); do
+		[ "$(ss -Htan | grep -cv TIME-WAIT)" -le 0 ] && break
+		sleep 0.5
+	done
+	sleep 2
+	slab_snapshot "$1"
+}
+
+# A short warm-up run first: the first connections allocate things that
+# stay (neighbour and route entries, per-CPU caches, the device's sysfs
+# objects); the baseline is taken after it, so what the long run leaves
+# behind is what the load leaked.
+run_soak warmup $((port - 1)) 5
+settle_snapshot "$LAB_OUT/slab.before"
 t0=$SECONDS
-if [ "$LAB_ID" = 1 ]; then
-	timeout $((secs + 600)) "$soak" server "$LAB_IP" $port -q "$nqp" -w 120 \
-		>"$LAB_OUT/soak-server.out" 2>&1 &
-	spid=$!
-	lab_wait_listen $port 30
-	lab_barrier soak-listen 300
-	wait $spid
-	rc=$?
-	cat "$LAB_OUT/soak-server.out"
-	if [ $rc -eq 0 ]; then
-		lab_pass "$p.server ($(tail -n 1 "$LAB_OUT/soak-server.out" | sed 's/^soak server: //'))"
-	else
-		lab_fail "$p.server" "exit $rc: $(tail -n 1 "$LAB_OUT/soak-server.out")"
-	fi
-else
-	lab_barrier soak-listen 300
-	timeout $((secs + 600)) "$soak" client "$LAB_PEER_IP" $port -q "$nqp" -t "$secs" \
-		-s "$seed" -w 120 >"$LAB_OUT/soak-client.out" 2>&1
-	rc=$?
-	cat "$LAB_OUT/soak-client.out"
-	line=$(grep -m1 'QPs, .* verified' "$LAB_OUT/soak-client.out" | sed 's/^soak client: //')
-	if [ $rc -eq 0 ]; then
-		lab_pass "$p.client ($line)"
-	else
-		lab_fail "$p.client" "exit $rc: $(tail -n 1 "$LAB_OUT/soak-client.out")"
-	fi
-fi
+run_soak run $port "$secs"
 echo "soak: guest $LAB_ID ran $((SECONDS - t0)) s"
-lab_barrier soak-done $((secs + 900))
 
 # Stable memory and references: the same number of module references as
 # before any RDMA user existed; slab caches back within tolerance once the
 # TCP connections are gone.
-for _ in $(seq 60); do
-	[ "$(ss -Htan | grep -cv TIME-WAIT)" -le 0 ] && break
-	sleep 0.5
-done
-sleep 2
+settle_snapshot "$LAB_OUT/slab.after"
 ref1=$(cat /sys/module/"$mod"/refcnt)
 if [ "$ref1" = "$ref0" ]; then
 	lab_pass "$p.refcnt.g$LAB_ID"
 else
 	lab_fail "$p.refcnt.g$LAB_ID" "module refcount $ref0 before, $ref1 after"
 fi
-slab_snapshot "$LAB_OUT/slab.after"
 bad=$(awk '
 	NR == FNR { b[$1] = $2; next }
 	{

@@ -11,6 +11,6 @@ cd "$top" || exit 1
 SOAK_SECS=${SOAK_SECS:-600} tests/suites/85-soak.sh | tee "${TMPDIR:-/tmp}/soak-results.$$"
 ! grep -q '^FAIL:' "${TMPDIR:-/tmp}/soak-results.$$"
 rc=$?
-grep -q '^PASS: soak.client' "${TMPDIR:-/tmp}/soak-results.$$" || rc=1
+grep -q '^PASS: soak.run.client' "${TMPDIR:-/tmp}/soak-results.$$" || rc=1
 rm -f "${TMPDIR:-/tmp}/soak-results.$$"
 exit $rc
