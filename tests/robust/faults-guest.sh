@@ -71,7 +71,7 @@ verdict() {
 	0) lab_fail "$p.$1" "the run finished without seeing the fault" ;;
 	4) lab_fail "$p.$1" "client hung: $(tail -n 1 "$LAB_OUT/$1-client.out")" ;;
 	124) lab_fail "$p.$1" "client still running after 300 s" ;;
-	*) lab_fail "$p.$1" "client exit $crc: $(tail -n 1 "$LAB_OUT/$1-client.out")" ;;
+	*) lab_fail "$p.$1" "client exit $crc: $(grep -m1 -E 'DUPLICATE|wrong|bad' "$LAB_OUT/$1-client.out" || tail -n 1 "$LAB_OUT/$1-client.out")" ;;
 	esac
 }
 

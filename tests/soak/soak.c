@@ -657,7 +657,7 @@ post_err:
 
 				for (i = 0; i < nqp; i++)
 					left += c[i].outstanding;
-				if (!left || removed)
+				if (left <= 0 || removed)
 					break;
 				if (now_ms() - err_at > 60000) {
 					printf("soak client: first error after %.1f s: %s\n",
