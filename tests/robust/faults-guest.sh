@@ -79,7 +79,7 @@ verdict() {
 if [ "$LAB_ID" = 1 ]; then
 	server peer_vanish 7201
 	lab_barrier pv-listen 120
-	sleep 8
+	sleep 5
 	kill -STOP $spid
 	tc qdisc replace dev eth0 root netem loss 100%
 	lab_barrier pv-client-done 300
@@ -99,7 +99,7 @@ lab_barrier pv-done 120
 if [ "$LAB_ID" = 1 ]; then
 	server peer_killed 7202
 	lab_barrier pk-listen 120
-	sleep 8
+	sleep 5
 	kill -KILL $spid
 	if gone $spid 30; then lab_pass "$p.peer_killed.server_exit"; else lab_fail "$p.peer_killed.server_exit" "killed server stuck"; fi
 	lab_barrier pk-client-done 300
@@ -124,7 +124,7 @@ if [ "$LAB_ID" = 1 ]; then
 	if [ $src -eq 0 ]; then lab_pass "$p.link_flap.recover_server"; else lab_fail "$p.link_flap.recover_server" "exit $src: $(tail -n 1 "$LAB_OUT/link_flap_after-server.out")"; fi
 else
 	lab_barrier lf-listen 120
-	( sleep 8; ip link set eth0 down; sleep 3; ip link set eth0 up ) &
+	( sleep 5; ip link set eth0 down; sleep 3; ip link set eth0 up ) &
 	client link_flap 7203 120
 	wait
 	verdict link_flap
@@ -140,7 +140,7 @@ fi
 if [ "$LAB_ID" = 1 ]; then
 	server rmmod_busy 7205
 	lab_barrier rb-listen 120
-	sleep 6
+	sleep 4
 	if rmmod swiwarp 2>"$LAB_OUT/rmmod_busy.err"; then
 		lab_fail "$p.rmmod_busy.refused" "rmmod succeeded with live QPs"
 	else
@@ -151,7 +151,7 @@ if [ "$LAB_ID" = 1 ]; then
 	if [ $src -eq 0 ]; then lab_pass "$p.rmmod_busy.server"; else lab_fail "$p.rmmod_busy.server" "exit $src"; fi
 else
 	lab_barrier rb-listen 120
-	client rmmod_busy 7205 15
+	client rmmod_busy 7205 10
 	if [ $crc -eq 0 ]; then lab_pass "$p.rmmod_busy.client (run verified)"; else lab_fail "$p.rmmod_busy.client" "exit $crc"; fi
 fi
 lab_barrier rb-done 120
@@ -160,7 +160,7 @@ lab_barrier rb-done 120
 if [ "$LAB_ID" = 1 ]; then
 	server link_delete 7206
 	lab_barrier ld-listen 120
-	sleep 6
+	sleep 4
 	t0=$SECONDS
 	timeout 120 rdma link delete swiwarp0
 	drc=$?
@@ -194,7 +194,7 @@ if [ $mrc -ne 0 ]; then
 elif [ "$LAB_ID" = 1 ]; then
 	server netdev_gone 7207 "$mv_ip"
 	lab_barrier ng-listen 120
-	sleep 6
+	sleep 4
 	t0=$SECONDS
 	timeout 120 ip link del mv0
 	drc=$?
