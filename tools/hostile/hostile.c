@@ -348,6 +348,8 @@ enum expect {
 	X_ANY,		/* accept or refuse, but react */
 	X_REFUSE,	/* Reject, Terminate, close or reset; no hang, no accept */
 	X_TIMEOUT,	/* we stall: the peer must give up (its MPA timeout) */
+	X_CUT,		/* valid Request, then we stall (P2P without the RTR):
+			 * the peer replies, then must give up (its timeout) */
 	X_NOTHING	/* we vanish: only the kernel's cleanup matters */
 };
 
@@ -1018,7 +1020,7 @@ static const struct hcase cases[] = {
 	{ "mpa.pd_512", X_ACCEPT, h_pd_512 },
 	{ "mpa.v2_short_word", X_REFUSE, h_v2_short_word },
 	{ "mpa.v2_ird_ord_nonsense", X_ANY, h_v2_ird_ord_nonsense },
-	{ "mpa.v2_p2p_no_rtr", X_TIMEOUT, h_v2_p2p_no_rtr },
+	{ "mpa.v2_p2p_no_rtr", X_CUT, h_v2_p2p_no_rtr },
 	{ "mpa.v2_p2p_wrong_rtr", X_ANY, h_v2_p2p_wrong_rtr },
 	{ "mpa.garbage", X_REFUSE, h_garbage },
 	{ "fpdu.bad_crc", X_REFUSE, f_bad_crc },
@@ -1090,6 +1092,9 @@ static bool judge(const struct hcase *hc, int rc, struct outcome *o)
 	case X_REFUSE:
 	case X_TIMEOUT:
 		return r == R_REPLY_REJECT || r == R_TERM || r == R_CLOSE || r == R_RESET;
+	case X_CUT:
+		return o->reply && !o->reply_reject && !o->hang &&
+		       (o->term || o->closed || o->reset);
 	case X_NOTHING:
 		return true;
 	}
@@ -1115,7 +1120,7 @@ static bool run_case(unsigned int idx, const struct hcase *hc, uint64_t seed)
 		return false;
 	}
 	rc = hc->run(c, &o);
-	wait_ms = hc->x == X_TIMEOUT ? opt_mpa_timeout_ms : opt_timeout_ms;
+	wait_ms = hc->x == X_TIMEOUT || hc->x == X_CUT ? opt_mpa_timeout_ms : opt_timeout_ms;
 	if (hc->x == X_NOTHING && rc == 0) {
 		/* we walk away mid-frame */
 		note(&o, "we closed ");
