@@ -1,0 +1,31 @@
+#!/bin/bash
+# examples/ in the lab: hello-iwarp (the thesis's "Hello iWARP") between two
+# swiwarp guests and between swiwarp and upstream siw, both directions, in
+# one 3-guest boot (guest side: examples/hello-iwarp/lab-guest.sh).  The
+# link capture is kept in $BUILD/lab/suite-examples/hello.pcap.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+export BUILD=${BUILD:-$top/build}
+lab=$top/tests/lab/lab
+out=$BUILD/lab/suite-examples
+skip() { echo "SKIP: examples/hello $1"; exit 0; }
+
+[ -x "$BUILD/examples/hello-iwarp/hello-iwarp" ] || skip "hello-iwarp not built (make all)"
+[ -f "$top/kernel/swiwarp.ko" ] || skip "kernel/swiwarp.ko not built (make kernel)"
+[ -f "$BUILD/userspace/provider/libswiwarp-rdmav34.so" ] || skip "provider not built"
+[ -x "$lab" ] || skip "tests/lab/lab missing"
+
+rm -rf "$out"
+mkdir -p "$out"
+"$lab" run -n 3 --name examples-hello --out "$out/run" --capture "$out/hello.pcap" --timeout 600 \
+	-- examples/hello-iwarp/lab-guest.sh >"$out/lab.log" 2>&1
+rc=$?
+grep -E '^g[0-9]+[|] g[0-9] [a-z0-9-]+: ' "$out/lab.log" | sed 's/^/  /'
+grep -E '^(PASS|FAIL|SKIP):' "$out/lab.log"
+# 3 guests load, and 4 exchanges pass on both of their guests
+n=$(grep -c '^PASS: examples/' "$out/lab.log")
+if [ "$n" -eq 11 ]; then
+	echo "PASS: examples/hello-all-exchanges"
+else
+	echo "FAIL: examples/hello-all-exchanges ($n of 11 PASS lines; lab run exit $rc, log $out/lab.log)"
+fi
