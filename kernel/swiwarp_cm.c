@@ -790,6 +790,18 @@ static void swiwarp_listen_accept(struct swiwarp_cep *lcep)
 			sock_release(nsock);
 			continue;
 		}
+		/*
+		 * An accepted socket is a clone of the listener and inherits
+		 * its upcalls and sk_user_data.  Give it the original ones
+		 * back first: otherwise our write_space would chain to itself
+		 * (an endless loop in softirq once the send buffer fills).
+		 */
+		write_lock_bh(&nsock->sk->sk_callback_lock);
+		nsock->sk->sk_user_data = lcep->old_user_data;
+		nsock->sk->sk_data_ready = lcep->old_data_ready;
+		nsock->sk->sk_state_change = lcep->old_state_change;
+		nsock->sk->sk_write_space = lcep->old_write_space;
+		write_unlock_bh(&nsock->sk->sk_callback_lock);
 		if (swiwarp_nodelay)
 			tcp_sock_set_nodelay(nsock->sk);
 		cep->sock = nsock;

@@ -1,0 +1,92 @@
+#!/bin/bash
+# swiwarp data path in lab guests, two boots (guest side:
+# tests/swiwarp/data-scenario.sh, content checker: tests/swiwarp/data-verify.c):
+#   pair     swiwarp <-> swiwarp: data-verify (multi-SGE, multi-FPDU Send,
+#            Write and Read content), rping -v -V 60 KB and 33333 B in both
+#            roles, ib_read_bw -R 64 KiB with -q 1 and -q 2; the capture is
+#            checked: no FPDU larger than the connection's MSS
+#   interop  upstream siw (guest 1) <-> swiwarp (guest 2): data-verify and
+#            rping 60 KB with either side as server, ib_read_bw -R both ways
+# The lab's dmesg scanner fails a run on any kernel warning or lockup.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+export BUILD=${BUILD:-$top/build}
+lab=$top/tests/lab/lab
+scen=tests/swiwarp/data-scenario.sh
+out=${DATA_OUT:-$BUILD/lab/suite-data}
+rm -rf "$out"
+mkdir -p "$out"
+fails=0
+
+pass() { echo "PASS: $1"; }
+fail() { echo "FAIL: $1${2:+ [$2]}"; fails=$((fails + 1)); }
+skip() { echo "SKIP: $1 $2"; }
+
+if [ ! -f "$top/kernel/swiwarp.ko" ]; then
+	skip swiwarp-data/lab "kernel/swiwarp.ko not built (make kernel)"
+	exit 0
+fi
+if [ ! -f "$BUILD/userspace/provider/libswiwarp-rdmav34.so" ]; then
+	skip swiwarp-data/lab "provider $BUILD/userspace/provider/libswiwarp-rdmav34.so not built"
+	exit 0
+fi
+verify=$out/data-verify
+if ! cc -O2 -Wall -o "$verify" "$top/tests/swiwarp/data-verify.c" -lrdmacm -libverbs \
+	>"$out/cc.log" 2>&1; then
+	fail swiwarp-data/build-verify "$(head -n 3 "$out/cc.log" | tr '\n' ' ')"
+	exit 1
+fi
+
+# run_lab NAME ARGS...: lab run, pass its PASS/FAIL/SKIP lines through.
+run_lab() {
+	local name=$1 rc
+	shift
+	echo "=== lab run $name"
+	"$lab" run --name "swiwarp-data-$name" --out "$out/$name" "$@" >"$out/$name.log" 2>&1
+	rc=$?
+	grep -v '^g[0-9]*| \(server \)\?ping data' "$out/$name.log" | grep -v '^\(PASS\|FAIL\|SKIP\):' |
+		sed 's/^/  /' | cut -c1-400
+	grep -E '^(PASS|FAIL|SKIP):' "$out/$name.log"
+	fails=$((fails + $(grep -c '^FAIL:' "$out/$name.log")))
+	if [ $rc -ne 0 ] && ! grep -q '^FAIL:' "$out/$name.log"; then
+		fail "swiwarp-data/$name-run" "lab run exited $rc without saying why"
+	fi
+	return $rc
+}
+
+pcap=$out/pair.pcap
+run_lab pair -n 2 --capture "$pcap" --timeout 900 -- "$scen" pair "$verify"
+
+# FPDU size on the wire: every MPA FPDU (length field, ULPDU, pad, CRC)
+# must fit the sender's effective MSS (RFC 5044 MULPDU): the peer's SYN
+# MSS less 12 octets when TCP timestamps are on.  Wireshark's MPA
+# dissector decodes the FPDUs that start a segment, which is where a
+# too-large FPDU would show.
+if [ -s "$pcap" ]; then
+	syn=$(tshark -r "$pcap" -Y 'tcp.flags.syn == 1 && tcp.options.mss_val' \
+		-T fields -e tcp.options.mss_val -e tcp.options.timestamp.tsval 2>/dev/null |
+		awk '{ m = $1 - ($2 != "" ? 12 : 0); if (!min || m < min) min = m } END { print min + 0 }')
+	maxf=$(tshark -r "$pcap" -Y iwarp_mpa.ulpdulength -T fields -e iwarp_mpa.ulpdulength 2>/dev/null |
+		tr ',' '\n' | awk '$1 != "" { l = $1 + 2; l += (4 - l % 4) % 4; l += 4; if (l > max) max = l; n++ }
+			END { print max + 0, n + 0 }')
+	read -r fmax fcount <<<"$maxf"
+	if [ "${syn:-0}" -le 0 ] || [ "${fcount:-0}" -eq 0 ]; then
+		fail swiwarp-data/fpdu-mss "capture has no SYN MSS ($syn) or no MPA FPDUs ($fcount)"
+	elif [ "$fmax" -gt "$syn" ]; then
+		fail swiwarp-data/fpdu-mss "largest FPDU $fmax octets > effective MSS $syn ($fcount FPDUs)"
+	elif [ "$fmax" -lt $((syn - 8)) ]; then
+		# Bulk transfers must fill segments; much smaller means MULPDU is
+		# computed from something else than the MSS.
+		fail swiwarp-data/fpdu-mss "largest FPDU $fmax octets, far below the effective MSS $syn"
+	else
+		pass swiwarp-data/fpdu-mss
+		echo "  largest FPDU $fmax octets, effective MSS $syn, $fcount FPDUs decoded"
+	fi
+else
+	fail swiwarp-data/fpdu-mss "no capture at $pcap"
+fi
+rm -f "$pcap"
+
+run_lab interop -n 2 --timeout 900 -- "$scen" interop "$verify"
+
+[ $fails -eq 0 ]
