@@ -422,6 +422,10 @@ void swiwarp_tx_free(struct swiwarp_qp *qp);
 void swiwarp_send_terminate(struct swiwarp_qp *qp, u8 layer_type, u8 ecode,
 			    const u8 *hdr, u32 hdr_len);
 int swiwarp_tx_rtr(struct swiwarp_qp *qp, int rtr);
+int swiwarp_sgl_walk(struct swiwarp_wqe *wqe, u32 off, u32 n,
+		     swiwarp_chunk_fn fn, void *arg);
+int swiwarp_wqe_check_sgl(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
+			  int access);
 
 /* swiwarp_qp_rx.c */
 int swiwarp_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,

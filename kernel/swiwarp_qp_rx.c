@@ -129,58 +129,13 @@ static int swiwarp_chunk_from_skb(void *kva, u32 len, void *arg)
 	return 0;
 }
 
-/* Place n bytes at receive-message offset mo into the RQE's SGL. */
-static int swiwarp_rx_place_sgl(struct swiwarp_wqe *wqe, u32 mo,
-				struct swiwarp_skb_src *src, u32 n)
-{
-	int i, rv;
-
-	for (i = 0; i < wqe->sqe.num_sge && n; i++) {
-		struct swiwarp_sge *sge = &wqe->sqe.sge[i];
-		u32 take;
-
-		if (mo >= sge->length) {
-			mo -= sge->length;
-			continue;
-		}
-		take = min(sge->length - mo, n);
-		rv = swiwarp_mem_walk(wqe->mem[i], sge->addr + mo, take,
-				      swiwarp_chunk_from_skb, src);
-		if (rv)
-			return rv;
-		n -= take;
-		mo = 0;
-	}
-	return n ? -EFAULT : 0;
-}
-
 /* Validate the SGL of a receive WQE (local write access). */
 static int swiwarp_rx_check_rwqe(struct swiwarp_qp *qp,
 				 struct swiwarp_wqe *wqe)
 {
-	u32 total = 0;
-	int i;
-
 	if (wqe->status)
 		return wqe->status;
-	for (i = 0; i < wqe->sqe.num_sge; i++) {
-		struct swiwarp_sge *sge = &wqe->sqe.sge[i];
-		struct swiwarp_mem *mem;
-
-		if (!sge->length)
-			continue;
-		mem = swiwarp_mem_get(qp->sdev, sge->lkey);
-		if (!mem)
-			return SWIWARP_WC_LOC_PROT_ERR;
-		wqe->mem[i] = mem;
-		if (swiwarp_mem_check(mem, qp->base.pd, IB_ACCESS_LOCAL_WRITE,
-				      sge->addr, sge->length))
-			return SWIWARP_WC_LOC_PROT_ERR;
-		if (check_add_overflow(total, sge->length, &total))
-			return SWIWARP_WC_LOC_LEN_ERR;
-	}
-	wqe->bytes = total;
-	return SWIWARP_WC_SUCCESS;
+	return swiwarp_wqe_check_sgl(qp, wqe, IB_ACCESS_LOCAL_WRITE);
 }
 
 /* ------------------------------------------------- header dispatch */
@@ -608,7 +563,8 @@ static int swiwarp_rx_data_bytes(struct swiwarp_qp *qp, struct sk_buff *skb,
 	case IWARP_OP_SEND_SE:
 	case IWARP_OP_SEND_INVALIDATE:
 	case IWARP_OP_SEND_SE_INVALIDATE:
-		rv = swiwarp_rx_place_sgl(&rx->rwqe, rx->mo, &src, n);
+		rv = swiwarp_sgl_walk(&rx->rwqe, rx->mo, n,
+				      swiwarp_chunk_from_skb, &src);
 		rx->mo += n;
 		break;
 	default:

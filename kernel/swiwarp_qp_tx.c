@@ -143,9 +143,14 @@ static int swiwarp_tx_push(struct swiwarp_qp *qp)
 	return 0;
 }
 
-/* Copy n bytes at message offset off of the WQE's SGL into dst. */
-static int swiwarp_tx_copy_sgl(struct swiwarp_wqe *wqe, u32 off, u8 *dst,
-			       u32 n)
+/*
+ * Call fn on every kernel mapping of the n bytes at message offset off of
+ * the WQE's scatter/gather list (which swiwarp_wqe_check_sgl() checked).
+ * Used for both directions: gathering Send/Write payload and placing a
+ * received Send into its receive buffer.
+ */
+int swiwarp_sgl_walk(struct swiwarp_wqe *wqe, u32 off, u32 n,
+		     swiwarp_chunk_fn fn, void *arg)
 {
 	int i, rv;
 
@@ -158,24 +163,38 @@ static int swiwarp_tx_copy_sgl(struct swiwarp_wqe *wqe, u32 off, u8 *dst,
 			continue;
 		}
 		take = min(sge->length - off, n);
-		rv = swiwarp_mem_copy(wqe->mem[i], sge->addr + off, dst, take,
-				      false);
+		rv = swiwarp_mem_walk(wqe->mem[i], sge->addr + off, take, fn,
+				      arg);
 		if (rv)
 			return rv;
-		dst += take;
 		n -= take;
 		off = 0;
 	}
 	return n ? -EFAULT : 0;
 }
 
+static int swiwarp_chunk_gather(void *kva, u32 len, void *arg)
+{
+	u8 **dst = arg;
+
+	memcpy(*dst, kva, len);
+	*dst += len;
+	return 0;
+}
+
 /* ------------------------------------------------------- validation */
 
-static int swiwarp_wqe_check_sgl(struct swiwarp_qp *qp,
-				 struct swiwarp_wqe *wqe, int access)
+/*
+ * Look up and check every SGE of wqe for access (0 for a local read,
+ * IB_ACCESS_LOCAL_WRITE for a sink) and set wqe->bytes.  The references
+ * taken stay in wqe->mem[] (released with swiwarp_wqe_put_mem()), also
+ * on failure.  Returns a wc status.  Used for SQEs and RQEs.
+ */
+int swiwarp_wqe_check_sgl(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
+			  int access)
 {
 	u32 total = 0;
-	int i, rv;
+	int i;
 
 	for (i = 0; i < wqe->sqe.num_sge; i++) {
 		struct swiwarp_sge *sge = &wqe->sqe.sge[i];
@@ -187,9 +206,8 @@ static int swiwarp_wqe_check_sgl(struct swiwarp_qp *qp,
 		if (!mem)
 			return SWIWARP_WC_LOC_PROT_ERR;
 		wqe->mem[i] = mem;
-		rv = swiwarp_mem_check(mem, qp->base.pd, access, sge->addr,
-				       sge->length);
-		if (rv)
+		if (swiwarp_mem_check(mem, qp->base.pd, access, sge->addr,
+				      sge->length))
 			return SWIWARP_WC_LOC_PROT_ERR;
 		if (check_add_overflow(total, sge->length, &total) ||
 		    total > SWIWARP_MAX_MSG)
@@ -462,7 +480,8 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 			rv = (memcpy(dst, sqe->inline_data + wqe->processed, n),
 			      0);
 		else
-			rv = swiwarp_tx_copy_sgl(wqe, wqe->processed, dst, n);
+			rv = swiwarp_sgl_walk(wqe, wqe->processed, n,
+					      swiwarp_chunk_gather, &dst);
 		if (rv)
 			return rv;
 	}
