@@ -185,10 +185,24 @@ struct swiwarp_orq_entry {
 	bool valid;
 };
 
+/* One piece of the FPDU being sent: kernel memory or a page. */
+struct swiwarp_tx_frag {
+	struct page *page;		/* NULL: kva */
+	void *kva;
+	u32 off;			/* in page */
+	u32 len;
+};
+
+#define SWIWARP_TX_FRAGS	(65536 / PAGE_SIZE + 4)
+
 struct swiwarp_tx {
 	u8 *buf;			/* one FPDU being sent */
-	u32 buf_len;
+	u32 buf_len;			/* octets of the whole FPDU */
 	u32 buf_sent;
+	/* the FPDU as pieces; nfrag == 0: all of it is in buf */
+	struct swiwarp_tx_frag frag[SWIWARP_TX_FRAGS];
+	u32 nfrag;
+	u8 trailer[8];			/* pad + CRC of a zero-copy FPDU */
 	u32 msn[3];			/* last MSN sent per untagged queue */
 	bool irq_active;		/* wqe below is a Read Response */
 	bool last_of_wqe;		/* buf holds the WQE's last FPDU */

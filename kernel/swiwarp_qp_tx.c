@@ -14,6 +14,8 @@
  */
 
 #include <linux/crc32c.h>
+#include <linux/highmem.h>
+#include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/tcp.h>
 #include <net/tcp.h>
@@ -22,6 +24,22 @@
 #include "iwarp/rdmap.h"
 
 #define SWIWARP_TX_BUF (IWARP_MPA_MAX_ULPDU + 16)
+
+/*
+ * Zero-copy Read Responses: the payload of a Read Response FPDU is handed
+ * to TCP as references to the pinned pages of the source region instead
+ * of being copied into the FPDU buffer.  Only Read Responses: they have
+ * no local completion, and the RDMA Read semantics already forbid
+ * changing the source while the Read is outstanding, which covers every
+ * (re)transmission the requester can still need.  Sends and Writes
+ * complete when handed to TCP, after which the consumer may reuse the
+ * buffer while TCP may still have to retransmit from it, so they are
+ * always copied.
+ */
+static bool zcopy_rresp = true;
+module_param(zcopy_rresp, bool, 0644);
+MODULE_PARM_DESC(zcopy_rresp,
+		 "send Read Response payload from the registered user pages without copying (default 1)");
 
 int swiwarp_tx_init(struct swiwarp_qp *qp)
 {
@@ -119,27 +137,120 @@ static void swiwarp_tx_frame(struct swiwarp_qp *qp, u32 ulpdu_len)
 	iwarp_crc32c_put(buf + n, crc);
 	qp->tx.buf_len = n + IWARP_MPA_CRC_FIELD;
 	qp->tx.buf_sent = 0;
+	qp->tx.nfrag = 0;
+}
+
+/* Send up to len octets of one piece; flags as for sendmsg. */
+static int swiwarp_tx_send_frag(struct swiwarp_qp *qp,
+				const struct swiwarp_tx_frag *f, u32 off,
+				u32 len, int flags)
+{
+	struct msghdr msg = { .msg_flags = flags };
+	struct kvec iov;
+
+	if (f->page)
+		return kernel_sendpage(qp->sock, f->page, f->off + off, len,
+				       flags);
+	iov.iov_base = (u8 *)f->kva + off;
+	iov.iov_len = len;
+	return kernel_sendmsg(qp->sock, &msg, &iov, 1, len);
 }
 
 /* Push the current FPDU.  0 when fully sent, -EAGAIN, or an error. */
 static int swiwarp_tx_push(struct swiwarp_qp *qp)
 {
-	while (qp->tx.buf_sent < qp->tx.buf_len) {
-		struct msghdr msg = {
-			.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL,
-		};
-		struct kvec iov = {
-			.iov_base = qp->tx.buf + qp->tx.buf_sent,
-			.iov_len = qp->tx.buf_len - qp->tx.buf_sent,
-		};
-		int rv = kernel_sendmsg(qp->sock, &msg, &iov, 1, iov.iov_len);
+	struct swiwarp_tx *tx = &qp->tx;
 
+	while (tx->buf_sent < tx->buf_len) {
+		struct swiwarp_tx_frag whole = {
+			.kva = tx->buf, .len = tx->buf_len,
+		};
+		const struct swiwarp_tx_frag *f = &whole;
+		int flags = MSG_DONTWAIT | MSG_NOSIGNAL;
+		u32 pos = 0, off, i;
+		int rv;
+
+		/* Find the piece holding octet buf_sent. */
+		for (i = 0; i < tx->nfrag; i++) {
+			f = &tx->frag[i];
+			if (tx->buf_sent < pos + f->len)
+				break;
+			pos += f->len;
+		}
+		off = tx->buf_sent - pos;
+		if (tx->buf_sent + (f->len - off) < tx->buf_len)
+			flags |= MSG_MORE | (f->page ? MSG_SENDPAGE_NOTLAST : 0);
+		rv = swiwarp_tx_send_frag(qp, f, off, f->len - off, flags);
 		if (rv < 0)
 			return rv;
 		if (rv == 0)
 			return -EAGAIN;
-		qp->tx.buf_sent += rv;
+		tx->buf_sent += rv;
 	}
+	return 0;
+}
+
+/*
+ * Frame a Read Response FPDU whose header (hlen octets) is at buf + 2 and
+ * whose n payload octets are sent straight from the pinned pages of the
+ * user region mem at va.  The CRC is computed over the pages now.
+ * Returns -EAGAIN when the region cannot be sent this way (the caller
+ * copies instead).
+ */
+static int swiwarp_tx_frame_pages(struct swiwarp_qp *qp,
+				  struct swiwarp_mem *mem, u64 va, u32 hlen,
+				  u32 n)
+{
+	struct swiwarp_tx *tx = &qp->tx;
+	u32 ulpdu = hlen + n, pad = iwarp_mpa_pad_len(ulpdu);
+	u64 off = va - mem->va + mem->pg_off;
+	u32 crc = ~0U, left = n, k = 1;
+	static const u8 zero[4];
+
+	if (mem->type != SWIWARP_MEM_UMEM)
+		return -EAGAIN;
+	iwarp_put_be16(tx->buf, (u16)ulpdu);
+	tx->frag[0] = (struct swiwarp_tx_frag){
+		.kva = tx->buf, .len = IWARP_MPA_ULPDU_LEN_FIELD + hlen,
+	};
+	if (qp->crc)
+		crc = crc32c(crc, tx->buf, tx->frag[0].len);
+	while (left) {
+		unsigned long pg = off >> PAGE_SHIFT;
+		u32 in_pg = off & ~PAGE_MASK;
+		u32 take = min_t(u32, left, PAGE_SIZE - in_pg);
+		struct page *page;
+
+		if (pg >= mem->npages || k >= SWIWARP_TX_FRAGS - 1)
+			return -EAGAIN;
+		page = mem->pages[pg];
+		if (!sendpage_ok(page))
+			return -EAGAIN;
+		if (qp->crc) {
+			void *kva = kmap_local_page(page);
+
+			crc = crc32c(crc, kva + in_pg, take);
+			kunmap_local(kva);
+		}
+		tx->frag[k++] = (struct swiwarp_tx_frag){
+			.page = page, .off = in_pg, .len = take,
+		};
+		off += take;
+		left -= take;
+	}
+	memset(tx->trailer, 0, pad);
+	if (qp->crc)
+		crc = ~crc32c(crc, zero, pad);
+	else
+		crc = 0;
+	iwarp_crc32c_put(tx->trailer + pad, crc);
+	tx->frag[k++] = (struct swiwarp_tx_frag){
+		.kva = tx->trailer, .len = pad + IWARP_MPA_CRC_FIELD,
+	};
+	tx->nfrag = k;
+	tx->buf_len = IWARP_MPA_ULPDU_LEN_FIELD + ulpdu + pad +
+		IWARP_MPA_CRC_FIELD;
+	tx->buf_sent = 0;
 	return 0;
 }
 
@@ -469,6 +580,14 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 	if (hlen < 0)
 		return hlen;
 
+	if (n && qp->tx.irq_active && READ_ONCE(zcopy_rresp) &&
+	    !swiwarp_tx_frame_pages(qp, wqe->mem[0],
+				    qp->tx.rresp.src_to + wqe->processed,
+				    hlen, n)) {
+		wqe->processed += n;
+		*done = msg.ddp.last;
+		return 0;
+	}
 	if (n) {
 		u8 *dst = qp->tx.buf + IWARP_MPA_ULPDU_LEN_FIELD + hlen;
 

@@ -138,7 +138,8 @@ rping_pair() {
 
 # readbw_pair TAG SERVER_ID QPS ITERS
 readbw_pair() {
-	local tag=$1 sid=$2 qps=$3 iters=$4 bw
+	local tag=$1 sid=$2 qps=$3 iters=$4
+	bw=
 	local args=(-R -d "$dev" -n "$iters" -s 65536 -q "$qps" -F --report_gbits)
 	next_port
 	run_pair "$tag" "$sid" 180 ib_read_bw "${args[@]}" -p $port -- \
@@ -166,8 +167,17 @@ pair)
 	verify_pair verify 1 "${DATA_SIZES:-17,4095,4097,9000,60000,65536,131101,1000003}"
 	rping_pair rping-60k 1 5 60000
 	rping_pair rping-odd 2 4 33333
+	# Read Responses from the pinned pages (zcopy_rresp=1, the default),
+	# then copied (0); the ratio is printed, it is not a pass criterion.
 	readbw_pair read-bw 1 1 "${READ_ITERS:-500}"
+	bw_zcopy=$bw
 	readbw_pair read-bw-q2 2 2 "${READ_ITERS:-500}"
+	echo 0 >/sys/module/swiwarp/parameters/zcopy_rresp
+	readbw_pair read-bw-copy 1 1 "${READ_ITERS:-500}"
+	echo 1 >/sys/module/swiwarp/parameters/zcopy_rresp
+	if [ "$LAB_ID" = 2 ]; then
+		awk -v z="$bw_zcopy" -v c="$bw" 'BEGIN { if (c > 0) printf "ib_read_bw -R 64 KiB, zero-copy vs copied Read Responses: %.2f\n", z / c }'
+	fi
 	;;
 interop)
 	if [ "$LAB_ID" = 1 ]; then load_driver siw; else load_driver swiwarp; fi
