@@ -60,18 +60,25 @@ run_lab pair -n 2 --capture "$pcap" --timeout 900 -- "$scen" pair "$verify"
 # FPDU size on the wire: every MPA FPDU (length field, ULPDU, pad, CRC)
 # must fit the sender's effective MSS (RFC 5044 MULPDU): the peer's SYN
 # MSS less 12 octets when TCP timestamps are on.  Wireshark's MPA
-# dissector decodes the FPDUs that start a segment, which is where a
-# too-large FPDU would show.
-if [ -s "$pcap" ]; then
+# dissector decodes a length at the start of every segment, also where a
+# segment starts inside an FPDU (small FPDUs shift the alignment), so only
+# FPDUs whose CRC it verified (iwarp_mpa.crc_check, CRC is on in the pair
+# run) count: frames where every decoded length has a good CRC.
+fpdu_mss_check() {
+	local syn maxf fmax fcount
 	syn=$(tshark -r "$pcap" -Y 'tcp.flags.syn == 1 && tcp.options.mss_val' \
 		-T fields -e tcp.options.mss_val -e tcp.options.timestamp.tsval 2>/dev/null |
 		awk '{ m = $1 - ($2 != "" ? 12 : 0); if (!min || m < min) min = m } END { print min + 0 }')
-	maxf=$(tshark -r "$pcap" -Y iwarp_mpa.ulpdulength -T fields -e iwarp_mpa.ulpdulength 2>/dev/null |
-		tr ',' '\n' | awk '$1 != "" { l = $1 + 2; l += (4 - l % 4) % 4; l += 4; if (l > max) max = l; n++ }
+	maxf=$(tshark -r "$pcap" -Y iwarp_mpa.crc_check -T fields -E separator=/ \
+		-e iwarp_mpa.ulpdulength -e iwarp_mpa.crc_check 2>/dev/null |
+		awk -F/ '{ nl = split($1, l, ","); nc = split($2, c, ",")
+			if (nl != nc) next
+			for (i = 1; i <= nl; i++) { f = l[i] + 2; f += (4 - f % 4) % 4; f += 4
+				if (f > max) max = f; n++ } }
 			END { print max + 0, n + 0 }')
 	read -r fmax fcount <<<"$maxf"
 	if [ "${syn:-0}" -le 0 ] || [ "${fcount:-0}" -eq 0 ]; then
-		fail swiwarp-data/fpdu-mss "capture has no SYN MSS ($syn) or no MPA FPDUs ($fcount)"
+		fail swiwarp-data/fpdu-mss "capture has no SYN MSS ($syn) or no CRC-checked MPA FPDUs ($fcount)"
 	elif [ "$fmax" -gt "$syn" ]; then
 		fail swiwarp-data/fpdu-mss "largest FPDU $fmax octets > effective MSS $syn ($fcount FPDUs)"
 	elif [ "$fmax" -lt $((syn - 8)) ]; then
@@ -80,12 +87,16 @@ if [ -s "$pcap" ]; then
 		fail swiwarp-data/fpdu-mss "largest FPDU $fmax octets, far below the effective MSS $syn"
 	else
 		pass swiwarp-data/fpdu-mss
-		echo "  largest FPDU $fmax octets, effective MSS $syn, $fcount FPDUs decoded"
+		echo "  largest FPDU $fmax octets, effective MSS $syn, $fcount FPDUs with good CRC"
+		return 0
 	fi
-else
+	return 1
+}
+if [ ! -s "$pcap" ]; then
 	fail swiwarp-data/fpdu-mss "no capture at $pcap"
+elif fpdu_mss_check; then
+	rm -f "$pcap"	# large; kept only when the check failed
 fi
-rm -f "$pcap"
 
 run_lab interop -n 2 --timeout 900 -- "$scen" interop "$verify"
 
