@@ -29,7 +29,7 @@ load_driver() {
 	rc=$?
 	if [ $rc -ne 0 ]; then
 		lab_fail "$mode/load-$1-$me" "loader returned $rc"
-		lab_barrier loaded 120
+		lab_barrier loaded 600
 		lab_finish
 	fi
 	dev=$(lab_rdma_dev)
@@ -52,7 +52,7 @@ run_pair() {
 		pid=$!
 		lab_wait_listen "$port" 60
 	fi
-	lab_barrier "$tag-listen" 150
+	lab_barrier "$tag-listen" 400
 	if [ "$LAB_ID" != "$sid" ]; then
 		timeout "$t" "${ccmd[@]}" >"$work/$tag-c.log" 2>"$work/$tag-c.err"
 		rc_c=$?
@@ -60,7 +60,7 @@ run_pair() {
 		wait "$pid"
 		rc_s=$?
 	fi
-	lab_barrier "$tag-done" $((t + 60))
+	lab_barrier "$tag-done" $((t + 300))
 }
 
 # verify_pair TAG SERVER_ID SIZES
@@ -163,7 +163,7 @@ readbw_pair() {
 case $mode in
 pair)
 	load_driver swiwarp
-	lab_barrier loaded 150
+	lab_barrier loaded 600
 	verify_pair verify 1 "${DATA_SIZES:-17,4095,4097,9000,60000,65536,131101,1000003}"
 	rping_pair rping-60k 1 5 60000
 	rping_pair rping-odd 2 4 33333
@@ -186,7 +186,7 @@ interop)
 	if [ "$LAB_ID" = 2 ]; then
 		lab_delay_egress 100 || lab_fail "$mode/netem-$me" "could not add the netem delay"
 	fi
-	lab_barrier loaded 150
+	lab_barrier loaded 600
 	verify_pair verify-siw-server 1 "${DATA_SIZES:-17,4097,60000,131101,1000003}"
 	verify_pair verify-swiwarp-server 2 "${DATA_SIZES:-17,4097,60000,131101,1000003}"
 	rping_pair rping-60k-siw-server 1 5 60000
