@@ -8,6 +8,8 @@
 #   DPI_BENCH_DRIVERS="siw swiwarp"   DPI_BENCH_CHUNKS="1024 ... 1048576"
 #   DPI_BENCH_APPENDERS="1 2 3"  DPI_BENCH_BYTES (per appender and run)
 #   DPI_BENCH_MAX_OPS  DPI_BENCH_REPS  DPI_BENCH_TIMEOUT (s, per boot)
+#   DPI_BENCH_KINDS="ib_write_bw ib_write_bw_e dpi_append"  DPI_BENCH_RUN_TIMEOUT
+#   DPI_BENCH_SUFFIX: appended to the driver in result names (run-siw-e, ...)
 #   DPI_BENCH_PLOT_ONLY=1: only redo JSON/plots from the last runs' dirs
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -47,6 +49,9 @@ def dpi_guest(path):
     return None
 
 
+KINDS = ("ib_write_bw", "ib_write_bw_e", "dpi_append")
+
+
 def analyse(rundir, drv, out_json, out_md, out_png):
     shared = os.path.join(rundir, "shared")
     if not os.path.isdir(shared):
@@ -54,7 +59,7 @@ def analyse(rundir, drv, out_json, out_md, out_png):
         return 1
     runs = {}
     for f in os.listdir(shared):
-        m = re.match(r"^ts\.(ib_write_bw|dpi_append)\.(\d+)\.(\d+)\.(\d+)\.g(\d+)\.(start|end)$", f)
+        m = re.match(r"^ts\.(ib_write_bw_e|ib_write_bw|dpi_append)\.(\d+)\.(\d+)\.(\d+)\.g(\d+)\.(start|end)$", f)
         if not m:
             continue
         kind, k, chunk, rep, g, edge = m.groups()
@@ -76,7 +81,7 @@ def analyse(rundir, drv, out_json, out_md, out_png):
         extra = {}
         for g in st:
             p = os.path.join(rundir, f"g{g}", f"out.{kind}.{k}.{chunk}.{rep}")
-            if kind == "ib_write_bw":
+            if kind.startswith("ib_write_bw"):
                 guest.append(ib_guest_mbps(p, chunk))
             else:
                 d = dpi_guest(p)
@@ -100,12 +105,13 @@ def analyse(rundir, drv, out_json, out_md, out_png):
     for k in ks:
         for c in chunks:
             s = {"appenders": k, "chunk": c}
-            for kind in ("ib_write_bw", "dpi_append"):
+            for kind in KINDS:
                 for key in ("host_MBps", "guest_MBps_sum"):
                     s[f"{kind}_{key}"] = med(kind, k, c, key)
-            for key, kind_key in (("ratio_host", "host_MBps"), ("ratio_guest", "guest_MBps_sum")):
-                a, b = s[f"dpi_append_{kind_key}"], s[f"ib_write_bw_{kind_key}"]
-                s[key] = round(a / b, 3) if a and b else None
+            for base, suffix in (("ib_write_bw", ""), ("ib_write_bw_e", "_e")):
+                for key, kind_key in (("ratio_host", "host_MBps"), ("ratio_guest", "guest_MBps_sum")):
+                    a, b = s[f"dpi_append_{kind_key}"], s[f"{base}_{kind_key}"]
+                    s[key + suffix] = round(a / b, 3) if a and b else None
             summary.append(s)
     doc = {"driver": drv,
            "method": "4 QEMU TCG guests (1 vCPU each) on one host; guest 1 owns the buffer / runs the "
@@ -118,12 +124,15 @@ def analyse(rundir, drv, out_json, out_md, out_png):
     with open(out_json, "w") as f:
         json.dump(doc, f, indent=1)
     with open(out_md, "w") as f:
-        f.write(f"| {drv}: appenders | chunk | ib_write_bw MB/s | DPI_Append MB/s | ratio (host clock) "
-                f"| ratio (in-guest) |\n|---|---|---|---|---|---|\n")
+        f.write(f"| {drv}: appenders | chunk | ib_write_bw MB/s | ib_write_bw -e MB/s | DPI_Append MB/s "
+                f"| DPI / ib_write_bw (host; in-guest) | DPI / ib_write_bw -e (host; in-guest) |\n"
+                f"|---|---|---|---|---|---|---|\n")
         fmt = lambda x: "-" if x is None else (f"{x:.2f}" if isinstance(x, float) else str(x))
         for s in summary:
             f.write(f"| {s['appenders']} | {s['chunk']} | {fmt(s['ib_write_bw_host_MBps'])} | "
-                    f"{fmt(s['dpi_append_host_MBps'])} | {fmt(s['ratio_host'])} | {fmt(s['ratio_guest'])} |\n")
+                    f"{fmt(s['ib_write_bw_e_host_MBps'])} | {fmt(s['dpi_append_host_MBps'])} | "
+                    f"{fmt(s['ratio_host'])}; {fmt(s['ratio_guest'])} | "
+                    f"{fmt(s['ratio_host_e'])}; {fmt(s['ratio_guest_e'])} |\n")
         bad = [r for r in rows if not r.get("ok")]
         if bad:
             f.write(f"\nFailed runs ({len(bad)}): " + "; ".join(
@@ -131,7 +140,8 @@ def analyse(rundir, drv, out_json, out_md, out_png):
                 f"({r.get('why') or 'exit ' + str(r.get('exits'))})" for r in bad) + "\n")
     fig, axes = plt.subplots(1, len(ks), figsize=(4.2 * len(ks), 3.8), sharey=True, squeeze=False)
     for ax, k in zip(axes[0], ks):
-        for kind, style, label in (("ib_write_bw", "k--o", "ib_write_bw -R"), ("dpi_append", "-o", "DPI_Append")):
+        for kind, style, label in (("ib_write_bw", "k--o", "ib_write_bw -R"),
+                                   ("ib_write_bw_e", "k:s", "ib_write_bw -R -e"), ("dpi_append", "-o", "DPI_Append")):
             pts = [(s["chunk"], s[f"{kind}_host_MBps"]) for s in summary
                    if s["appenders"] == k and s[f"{kind}_host_MBps"]]
             ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=label)
@@ -154,17 +164,19 @@ def ratio_plot(resdir, out_png):
             continue
         d = json.load(open(os.path.join(resdir, f)))
         for k in sorted({s["appenders"] for s in d["summary"]}):
-            pts = [(s["chunk"], s["ratio_host"]) for s in d["summary"] if s["appenders"] == k and s["ratio_host"]]
-            if pts:
-                any_ = True
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], "-o", label=f"{d['driver']}, {k} appender(s)")
+            for key, what, style in (("ratio_host", "ib_write_bw", "-o"), ("ratio_host_e", "ib_write_bw -e", "--s")):
+                pts = [(s["chunk"], s.get(key)) for s in d["summary"] if s["appenders"] == k and s.get(key)]
+                if pts:
+                    any_ = True
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], style,
+                            label=f"{d['driver']}, {k} appender(s), vs {what}")
     if not any_:
         return 1
     ax.axhline(0.9, color="grey", ls=":", label="goal 0.9")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("chunk size (bytes)")
-    ax.set_ylabel("DPI_Append / ib_write_bw (host clock)")
-    ax.set_title("DPI_Append relative to ib_write_bw -R, same boot")
+    ax.set_ylabel("DPI_Append / baseline (host clock)")
+    ax.set_title("DPI_Append relative to ib_write_bw -R (busy poll) and -R -e (events), same boot")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -178,21 +190,22 @@ sys.exit(analyse(*sys.argv[1:6]))
 PY
 }
 for drv in ${DPI_BENCH_DRIVERS:-siw swiwarp}; do
-	out=$res/run-$drv
+	name=$drv${DPI_BENCH_SUFFIX:-} # results of several boots can sit side by side
+	out=$res/run-$name
 	if [ -z "${DPI_BENCH_PLOT_ONLY:-}" ]; then
 		rm -rf "$out"
 		env_args=""
-		for v in DPI_BENCH_CHUNKS DPI_BENCH_APPENDERS DPI_BENCH_BYTES DPI_BENCH_MAX_OPS DPI_BENCH_REPS DPI_BENCH_RUN_TIMEOUT DPI_BIN; do
+		for v in DPI_BENCH_CHUNKS DPI_BENCH_APPENDERS DPI_BENCH_BYTES DPI_BENCH_MAX_OPS DPI_BENCH_REPS DPI_BENCH_RUN_TIMEOUT DPI_BENCH_KINDS DPI_BIN; do
 			[ -n "${!v:-}" ] && env_args+="$v='${!v}' "
 		done
 		echo "== dpi-append on $drv (lab run, 4 guests; log $out.log)"
-		BUILD=$build tests/lab/lab run -n 4 --smp 1 --name "dpi-bench-$drv" --out "$out" --quiet \
+		BUILD=$build tests/lab/lab run -n 4 --smp 1 --name "dpi-bench-$name" --out "$out" --quiet \
 			--timeout "${DPI_BENCH_TIMEOUT:-3600}" -- "$env_args tests/bench/dpi-append-guest.sh $drv" \
 			>"$out.log" 2>&1 || { echo "== dpi-append on $drv: lab run failed (see $out.log)"; rc=1; }
 	fi
-	report "$out" "$drv" "$res/$drv.json" "$res/$drv.md" \
-		"Documentation/images/dpi-append-$drv.png" || rc=1
-	[ -f "$res/$drv.md" ] && cat "$res/$drv.md"
+	report "$out" "$name" "$res/$name.json" "$res/$name.md" \
+		"Documentation/images/dpi-append-$name.png" || rc=1
+	[ -f "$res/$name.md" ] && cat "$res/$name.md"
 done
 report --ratio "$res" Documentation/images/dpi-append-ratio.png || rc=1
 exit $rc
