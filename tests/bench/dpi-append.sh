@@ -176,7 +176,7 @@ def ratio_plot(resdir, out_png):
     ax.set_xscale("log", base=2)
     ax.set_xlabel("chunk size (bytes)")
     ax.set_ylabel("DPI_Append / baseline (host clock)")
-    ax.set_title("DPI_Append relative to ib_write_bw -R (busy poll) and -R -e (events), same boot")
+    ax.set_title("DPI_Append / ib_write_bw -R, same boot, host clock")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
