@@ -21,19 +21,23 @@ for f in flows-shuffle flows-join flows-stream; do
 	[ -x "$bin/$f" ] || { echo "flows bench: $bin/$f missing (make all)"; exit 1; }
 done
 [ -x "$bin/flows-mpi-join" ] || echo "flows bench: no flows-mpi-join (Open MPI not installed): the MPI join is skipped"
-snap=$build/flows-bench-snap
+stamp=$(date -u +%Y%m%d-%H%M%S)
+# A private copy of the binaries and the guest script for this run: the build
+# tree and the checkout may change while the guests run.
+snap=$build/flows-bench-snap-$stamp
 rm -rf "$snap" && mkdir -p "$snap"
-cp -L "$bin"/flows-* "$bin/libdpi_flows.so.0" "$build/userspace/dpi/libdpi.so.0" "$snap/" || exit 1
+cp -L "$bin"/flows-* "$bin/libdpi_flows.so.0" "$build/userspace/dpi/libdpi.so.0" tests/bench/flows/guest.sh "$snap/" ||
+	exit 1
 res=$build/bench/flows
 mkdir -p "$res"
-stamp=$(date -u +%Y%m%d-%H%M%S)
 out=$build/lab/runs/flows-bench-$stamp
 tests/lab/lab run -n 3 --name flows-bench --out "$out" --timeout "${FLOWS_BENCH_TIMEOUT:-1500}" --quiet -- \
-	"LD_LIBRARY_PATH='$snap' FLOWS_BIN='$snap' FLOWS_BENCH_MB='${FLOWS_BENCH_MB:-8}' FLOWS_BENCH_ROWS='${FLOWS_BENCH_ROWS:-200000}' tests/bench/flows/guest.sh $drv"
+	"LD_LIBRARY_PATH='$snap' FLOWS_BIN='$snap' FLOWS_BENCH_MB='${FLOWS_BENCH_MB:-8}' FLOWS_BENCH_ROWS='${FLOWS_BENCH_ROWS:-200000}' FLOWS_BENCH_ZIPF_ROWS='${FLOWS_BENCH_ZIPF_ROWS:-20000}' FLOWS_BENCH_PARTS='${FLOWS_BENCH_PARTS:-bw shuffle join stream}' '$snap/guest.sh' $drv"
 rc=$?
 cat "$out"/g*/bench.jsonl >"$res/results-$drv-$stamp.jsonl" 2>/dev/null
 cp "$res/results-$drv-$stamp.jsonl" "$res/results-$drv.jsonl"
 python3 tests/bench/flows/plot.py "$res/results-$drv.jsonl" "$drv" Documentation/images "$res/summary-$drv.json" ||
 	rc=1
+rm -rf "$snap"
 [ $rc -eq 0 ] || echo "flows bench: lab run exit $rc (see $out)"
 exit $rc

@@ -10,6 +10,11 @@ me=$((LAB_ID - 1))
 mb=${FLOWS_BENCH_MB:-8}
 sizes=${FLOWS_BENCH_SIZES:-16 64 256 1024}
 rows=${FLOWS_BENCH_ROWS:-200000}
+# Zipf joins produce rows^2-ish matches: 200000 rows would take many minutes on TCG.
+zrows=${FLOWS_BENCH_ZIPF_ROWS:-20000}
+rows_u=$rows
+parts=" ${FLOWS_BENCH_PARTS:-bw shuffle join stream} "
+want() { [[ $parts == *" $1 "* ]]; }
 out=$LAB_OUT/bench.jsonl
 : >"$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -25,7 +30,8 @@ spec() { # PORT NODES
 port=7700
 
 # 1. ib_write_bw between guests 1 and 2 (one RC stream), the RDMA baseline.
-for s in $sizes 65536; do
+want bw || sizes_bw=
+for s in ${sizes_bw-$sizes 65536}; do
 	port=$((port + 1))
 	iters=$((mb * 1048576 / s))
 	[ $iters -gt 200000 ] && iters=200000
@@ -41,13 +47,15 @@ for s in $sizes 65536; do
 		timeout 120 ib_write_bw -R -d "$dev" -s "$s" -n "$iters" -F -p $port 192.0.2.1 >/tmp/bw.$s 2>&1
 		mbs=$(awk -v s="$s" '$1 == s && NF >= 5 { print $4 }' /tmp/bw.$s | tail -1)
 		echo "{\"kind\":\"ib_write_bw\",\"tuple\":$s,\"iters\":$iters,\"MBps\":${mbs:-null}}" >>"$out"
+		cp /tmp/bw.$s "$LAB_OUT/"
 	else
 		lab_barrier "bw$s"
 	fi
 done
 
 # 2. Shuffle: DPI flow vs plain TCP, by tuple size and node count.
-for nodes in 2 3; do
+want shuffle || nodes_sh=
+for nodes in ${nodes_sh-2 3}; do
 	for s in $sizes; do
 		for t in dpi tcp; do
 			port=$((port + 10))
@@ -80,8 +88,11 @@ if [ "$LAB_ID" != 1 ]; then
 		done
 	) &
 fi
-for dist in uniform zipf; do
+want join || dists=
+for dist in ${dists-uniform zipf}; do
 	port=$((port + 10))
+	rows=$rows_u
+	[ $dist = zipf ] && rows=$zrows
 	timeout 300 "$bin/flows-join" --spec "$(spec $port 3)" --id $me --nodes 3 --rows "$rows" --dist $dist \
 		--warmup 1 --prefix "bj$port" --name "bench.join-$dist" >"$LAB_OUT/join.$dist" 2>&1
 	secs=$(sed -n 's/^# bench.join-[a-z]*.partition[0-9]*: .* \([0-9.]*\) s, .*/\1/p' "$LAB_OUT/join.$dist")
@@ -91,7 +102,7 @@ for dist in uniform zipf; do
 	port=$((port + 10))
 	# TCP shuffle of the join's bytes: 2 tables x rows x 16 B over 3 nodes.
 	timeout 300 "$bin/flows-shuffle" --spec "$(spec $port 3)" --id $me --nodes 3 --tuple-size 16 \
-		--mb $(((2 * rows * 16 / 3 + 1048575) / 1048576)) --transport tcp --tcp-port $((port + 5)) |
+		--bytes $((2 * rows * 16 / 3)) --transport tcp --tcp-port $((port + 5)) |
 		sed "s/^{/{\"kind\":\"join-tcp-shuffle\",\"dist\":\"$dist\",/" >>"$out"
 	lab_barrier "bt$port" 400
 	if [ "$LAB_ID" = 1 ]; then
@@ -115,6 +126,7 @@ done
 
 # 4. Streaming aggregation: lazy merge of eager partial aggregates vs
 #    re-partitioning raw events.
+want stream || exit 0
 port=$((port + 10))
 timeout 300 "$bin/flows-stream" --spec "$(spec $port 3)" --id $me --nodes 3 --events "${FLOWS_BENCH_EVENTS:-200000}" \
 	--name bench.stream >"$LAB_OUT/stream" 2>&1

@@ -13,7 +13,7 @@
 // node's receiving.
 //
 //   flows-shuffle --spec FILE --id I --nodes N [--tuple-size 64] [--mb 16]
-//                 [--transport dpi|tcp] [--tcp-port 7700] [--prefix sh]
+//                 [--bytes B (instead of --mb)] [--transport dpi|tcp] [--tcp-port 7700] [--prefix sh]
 #include "common.hpp"
 
 #include <arpa/inet.h>
@@ -284,6 +284,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	j.tuples = static_cast<uint64_t>(num(args, "mb", 16)) * (1U << 20) / j.tsize;
+	if (args.contains("bytes"))
+		j.tuples = static_cast<uint64_t>(num(args, "bytes", 0)) / j.tsize;
 	std::string transport = opt(args, "transport", "dpi");
 	try {
 		Result r;
