@@ -36,7 +36,9 @@ tests/lab/lab run -n 3 --name flows-bench --out "$out" --timeout "${FLOWS_BENCH_
 rc=$?
 cat "$out"/g*/bench.jsonl >"$res/results-$drv-$stamp.jsonl" 2>/dev/null
 cp "$res/results-$drv-$stamp.jsonl" "$res/results-$drv.jsonl"
-python3 tests/bench/flows/plot.py "$res/results-$drv.jsonl" "$drv" Documentation/images "$res/summary-$drv.json" ||
+py=/usr/bin/python3 # Debian's, with python3-matplotlib
+[ -x "$py" ] || py=python3
+"$py" tests/bench/flows/plot.py "$res/results-$drv.jsonl" "$drv" Documentation/images "$res/summary-$drv.json" ||
 	rc=1
 rm -rf "$snap"
 [ $rc -eq 0 ] || echo "flows bench: lab run exit $rc (see $out)"
