@@ -205,6 +205,7 @@ struct swiwarp_tx {
 	u8 trailer[8];			/* pad + CRC of a zero-copy FPDU */
 	u32 msn[3];			/* last MSN sent per untagged queue */
 	bool irq_active;		/* wqe below is a Read Response */
+	bool rd_queued;			/* wqe below is a Read already in the ORQ */
 	bool last_of_wqe;		/* buf holds the WQE's last FPDU */
 	bool term_done;			/* buf holds our Terminate */
 	int rtr_pending;		/* SWIWARP_RTR_* to send first */

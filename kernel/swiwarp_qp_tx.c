@@ -673,6 +673,8 @@ static bool swiwarp_tx_orq_push(struct swiwarp_qp *qp)
 		qp->orq_put++;
 		/* The ORQ entry owns the memory references now. */
 		memset(qp->tx.wqe.mem, 0, sizeof(qp->tx.wqe.mem));
+		/* ... and its completion: never complete tx.wqe as well. */
+		qp->tx.rd_queued = true;
 		ok = true;
 	}
 	spin_unlock_irqrestore(&qp->orq_lock, flags);
@@ -698,13 +700,14 @@ static void swiwarp_tx_flush(struct swiwarp_qp *qp)
 	unsigned long flags;
 
 	if (qp->tx.wqe.active) {
-		if (qp->tx.irq_active)
+		if (qp->tx.irq_active || qp->tx.rd_queued)
 			swiwarp_wqe_put_mem(&qp->tx.wqe);
 		else
 			swiwarp_qp_complete_sq(qp, &qp->tx.wqe,
 					       SWIWARP_WC_WR_FLUSH_ERR);
 		qp->tx.wqe.active = false;
 		qp->tx.irq_active = false;
+		qp->tx.rd_queued = false;
 	}
 	for (;;) {
 		struct swiwarp_orq_entry *o = NULL;
@@ -734,11 +737,12 @@ static void swiwarp_tx_flush(struct swiwarp_qp *qp)
 /* A local fatal error on the SQ: fail the WQE, then the QP. */
 static void swiwarp_tx_fail(struct swiwarp_qp *qp, int status)
 {
-	if (qp->tx.wqe.active && !qp->tx.irq_active)
+	if (qp->tx.wqe.active && !qp->tx.irq_active && !qp->tx.rd_queued)
 		swiwarp_qp_complete_sq(qp, &qp->tx.wqe, status);
 	swiwarp_wqe_put_mem(&qp->tx.wqe);
 	qp->tx.wqe.active = false;
 	qp->tx.irq_active = false;
+	qp->tx.rd_queued = false;
 	swiwarp_qp_modify_state(qp, SWIWARP_QP_ERROR);
 }
 
@@ -758,6 +762,7 @@ static void swiwarp_tx_wqe_done(struct swiwarp_qp *qp)
 	case SWIWARP_OP_READ_LOCAL_INV:
 		/* Already moved to the ORQ before sending the request. */
 		wqe->active = false;
+		qp->tx.rd_queued = false;
 		break;
 	default:
 		swiwarp_qp_complete_sq(qp, wqe, SWIWARP_WC_SUCCESS);
@@ -856,7 +861,8 @@ static void swiwarp_tx_run(struct swiwarp_qp *qp)
 			if ((sqe->flags & SWIWARP_WQE_FENCE) &&
 			    !qp->tx.wqe.processed && !swiwarp_orq_empty(qp))
 				return;	/* Read Response completion kicks us */
-			if (is_read && !swiwarp_tx_orq_push(qp))
+			if (is_read && !qp->tx.rd_queued &&
+			    !swiwarp_tx_orq_push(qp))
 				return;	/* ORQ full; ditto */
 		}
 
