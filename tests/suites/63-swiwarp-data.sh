@@ -62,19 +62,17 @@ run_lab pair -n 2 --capture "$pcap" --timeout 900 -- "$scen" pair "$verify"
 # MSS less 12 octets when TCP timestamps are on.  Wireshark's MPA
 # dissector decodes a length at the start of every segment, also where a
 # segment starts inside an FPDU (small FPDUs shift the alignment), so only
-# FPDUs whose CRC it verified (iwarp_mpa.crc_check, CRC is on in the pair
-# run) count: frames where every decoded length has a good CRC.
+# FPDUs whose CRC it verified count (CRC is on in the pair run).
 fpdu_mss_check() {
 	local syn maxf fmax fcount
 	syn=$(tshark -r "$pcap" -Y 'tcp.flags.syn == 1 && tcp.options.mss_val' \
 		-T fields -e tcp.options.mss_val -e tcp.options.timestamp.tsval 2>/dev/null |
 		awk '{ m = $1 - ($2 != "" ? 12 : 0); if (!min || m < min) min = m } END { print min + 0 }')
-	maxf=$(tshark -r "$pcap" -Y iwarp_mpa.crc_check -T fields -E separator=/ \
-		-e iwarp_mpa.ulpdulength -e iwarp_mpa.crc_check 2>/dev/null |
-		awk -F/ '{ nl = split($1, l, ","); nc = split($2, c, ",")
-			if (nl != nc) next
-			for (i = 1; i <= nl; i++) { f = l[i] + 2; f += (4 - f % 4) % 4; f += 4
-				if (f > max) max = f; n++ } }
+	# The verdict is only in the field's text ("Good CRC32"/"Bad CRC32").
+	maxf=$(tshark -r "$pcap" -Y iwarp_mpa.crc_check -O iwarp_mpa -V 2>/dev/null |
+		awk '/ULPDU length: [0-9]+ bytes/ { len = $3 }
+			/CRC check: .*Good CRC32/ { f = len + 2; f += (4 - f % 4) % 4; f += 4
+				if (f > max) max = f; n++ }
 			END { print max + 0, n + 0 }')
 	read -r fmax fcount <<<"$maxf"
 	if [ "${syn:-0}" -le 0 ] || [ "${fcount:-0}" -eq 0 ]; then
