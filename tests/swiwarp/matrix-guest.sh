@@ -189,10 +189,14 @@ fi
 # Connection storm: rping connects one after another (the connection setup
 # race of Documentation/kernel.md).
 loops=${MATRIX_LOOPS:-4}
+# Servers alternate; every other pair of connections has the initiator
+# speak MPA rev 1.
 part loop || loops=0
 for i in $(seq "$loops"); do
+	set_param mpa_rev $((i % 4 < 2 ? 1 : 2))
 	wire "loop/rping-$i" $(((i % 2) + 1))
 done
+set_param mpa_rev 2
 
 # The wire matrix: both sides change their own settings.  swiwarp through
 # its module parameters; upstream siw only when it was built with its
