@@ -58,7 +58,7 @@ check_rping() {
 }
 
 # check_perf LOG: a result line with a positive number in column 4 (BW
-# average, or t_typical for latency tests).
+# average; t_max for latency tests).
 check_perf() {
 	awk '$1 ~ /^[0-9]+$/ && NF >= 5 && $4 + 0 > 0 { ok = 1 } END { if (!ok) print "no result line" }' "$1"
 }
