@@ -759,6 +759,14 @@ static void swiwarp_cep_proc_state(struct swiwarp_cep *cep)
 				swiwarp_cep_fail(cep, -ECONNRESET, true);
 		}
 		break;
+	case CEP_RECVD_MPAREQ:
+		/*
+		 * The initiator gave up while the ULP decides: free the
+		 * socket now; iw_accept()/iw_reject() close the endpoint.
+		 */
+		if (st != TCP_ESTABLISHED)
+			swiwarp_cep_release_sock(cep, true);
+		break;
 	case CEP_RDMA:
 		if (st != TCP_ESTABLISHED) {
 			if (cep->connected_up && cep->cm_id)
@@ -1039,14 +1047,19 @@ int swiwarp_accept(struct iw_cm_id *id, struct iw_cm_conn_param *p)
 		return -EINVAL;
 	swiwarp_cep_get(cep);
 	mutex_lock(&cep->lock);
-	if (cep->state != CEP_RECVD_MPAREQ || !cep->sock) {
+	if (cep->state != CEP_RECVD_MPAREQ) {
 		rv = -ECONNRESET;
 		goto out;
+	}
+	/* From here on a failure closes: iw_cm calls nothing else for it. */
+	if (!cep->sock) {
+		rv = -ECONNRESET;
+		goto err_close;
 	}
 	qp = swiwarp_cm_get_qp(id->device, p->qpn);
 	if (!qp) {
 		rv = -EINVAL;
-		goto out;
+		goto err_close;
 	}
 	swiwarp_cep_stop_timer(cep);
 	cep->qp = qp;
@@ -1089,6 +1102,7 @@ err_close:
 	/* A failed iw_accept() precludes provider events (iwcm.c). */
 	cep->iw_pending = false;
 	cep->connected_up = false;
+	id->provider_data = NULL;
 	swiwarp_cep_close(cep, true);
 out:
 	mutex_unlock(&cep->lock);
@@ -1105,12 +1119,14 @@ int swiwarp_reject(struct iw_cm_id *id, const void *pdata, u8 plen)
 		return -EINVAL;
 	swiwarp_cep_get(cep);
 	mutex_lock(&cep->lock);
-	if (cep->state == CEP_RECVD_MPAREQ && cep->sock) {
-		iwarp_mpa_negotiate_reply(&cep->pol, &cep->req, pdata, plen,
-					  &rep, &cep->res);
-		rep.reject = true;
-		rep.crc = false;
-		swiwarp_cep_send_rr(cep, &rep);
+	if (cep->state == CEP_RECVD_MPAREQ) {
+		if (cep->sock) {
+			iwarp_mpa_negotiate_reply(&cep->pol, &cep->req, pdata,
+						  plen, &rep, &cep->res);
+			rep.reject = true;
+			rep.crc = false;
+			swiwarp_cep_send_rr(cep, &rep);
+		}
 		id->provider_data = NULL;
 		swiwarp_cep_close(cep, false);
 	}

@@ -250,7 +250,8 @@ fi
 # the accepted rping server must learn that the connection is gone
 # (iw_cm: ESTABLISHED with an error status, then CLOSE) after the RTR
 # timeout ("hold") or the peer's FIN ("fin"), without a kernel BUG and
-# without hanging.
+# without hanging.  "early": the initiator closes right after its
+# Request, before or while the server accepts.
 mpa_raw_client() { # IP PORT hold|fin HOLD_S
 	python3 - "$@" <<'PY'
 import socket, struct, sys, time
@@ -258,6 +259,9 @@ ip, port, mode, hold = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.arg
 s = socket.create_connection((ip, port), timeout=30)
 pd = struct.pack(">HH", 0x8000 | 8, 0x8000 | 8)  # P2P + IRD 8, Write RTR + ORD 8
 s.sendall(b"MPA ID Req Frame" + bytes([0x10, 2]) + struct.pack(">H", len(pd)) + pd)
+if mode == "early":
+    s.close()
+    sys.exit(0)
 def take(n):
     b = b""
     while len(b) < n:
@@ -284,7 +288,7 @@ if left:
 PY
 }
 if [ "$mode" = pair ] && part raw; then
-	for how in hold fin; do
+	for how in hold fin early; do
 		step_no=$((step_no + 1))
 		tag=s$step_no
 		if [ "$LAB_ID" = 1 ]; then
