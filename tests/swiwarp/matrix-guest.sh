@@ -287,25 +287,28 @@ if left:
     sys.exit("server sent %d bytes instead of closing" % len(left))
 PY
 }
-if [ "$mode" = pair ] && part raw; then
+# The swiwarp guest serves (guest 1 in the pair, guest 2 in interop).
+rs=1
+[ "$mode" = interop ] && rs=2
+if part raw; then
 	for how in hold fin early; do
 		step_no=$((step_no + 1))
 		tag=s$step_no
-		if [ "$LAB_ID" = 1 ]; then
+		if [ "$LAB_ID" = $rs ]; then
 			set_param mpa_timeout_ms 3000
-			timeout 40 rping -s -a 192.0.2.1 -p 7174 -C 1 -v >"$work/$tag-server.log" 2>&1 &
+			timeout 40 rping -s -a 192.0.2.$rs -p 7174 -C 1 -v >"$work/$tag-server.log" 2>&1 &
 			pid=$!
 			lab_wait_listen 7174 30 || true
 		fi
 		lab_barrier "$tag-listen" 100
-		if [ "$LAB_ID" = 2 ]; then
-			if mpa_raw_client 192.0.2.1 7174 $how 6 >"$work/$tag-client.log" 2>&1; then
+		if [ "$LAB_ID" != $rs ]; then
+			if mpa_raw_client 192.0.2.$rs 7174 $how 6 >"$work/$tag-client.log" 2>&1; then
 				lab_pass "matrix/$mode/p2p-no-rtr-$how-client"
 			else
 				lab_fail "matrix/$mode/p2p-no-rtr-$how-client" "$(tail -n 1 "$work/$tag-client.log")"
 			fi
 		fi
-		if [ "$LAB_ID" = 1 ]; then
+		if [ "$LAB_ID" = $rs ]; then
 			wait "$pid"
 			rc=$?
 			if [ $rc -ne 124 ]; then lab_pass "matrix/$mode/p2p-no-rtr-$how-server-ends"
