@@ -242,3 +242,37 @@ TEST(crash, closed_source_that_dies_later_is_not_a_crash)
 	EXPECT_EQ(n, 1U);
 	EXPECT_TRUE(t->crashed().empty());
 }
+
+// A target that crashes (its ack sink to the source aborts) must not break the
+// source's acknowledgements: the survivors' quorum acks carry on.
+TEST(crash, target_crash_with_acks_keeps_quorum_acks_working)
+{
+	auto hub = mem_hub();
+	auto spec = spec_of("tcrash", {0, 1}, 1);
+	spec.dist = Dist::broadcast();
+	spec.ack.enabled = true;
+	spec.ack.quorum = 1;
+	spec.hint = Hint::latency;
+	spec.tolerate_target_loss = true;
+	auto t0 = Target::open(mem_transport(hub, 0), spec, 0);
+	auto t1 = Target::open(mem_transport(hub, 1), spec, 1);
+	auto s = Source::open(mem_transport(hub, 7), spec, 1);
+	for (uint32_t i = 0; i < 3; i++)
+		s->push(view_of(Tup{i, 1, i}));
+	for (int i = 0; i < 3; i++)
+		ASSERT_TRUE(t1->next(1000ms)); // target 1 acknowledges (opens its ack sink) ...
+	EXPECT_TRUE(s->wait_acked(3, 2000ms));
+	mem_crash(hub, 1); // ... and crashes
+	std::thread survivor([&] {
+		uint32_t n = 0;
+		for (const Delivered &d : *t0)
+			EXPECT_EQ(tup_of(d.data).idx, n++);
+		EXPECT_EQ(n, 20U);
+	});
+	for (uint32_t i = 3; i < 20; i++)
+		s->push(view_of(Tup{i, 1, i}));
+	s->close();
+	survivor.join();
+	EXPECT_NO_THROW(EXPECT_TRUE(s->wait_acked(20, 5000ms)));
+	EXPECT_EQ(s->stats().targets_lost, 1U);
+}

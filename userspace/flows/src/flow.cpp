@@ -322,6 +322,10 @@ private:
 				m = acks_->next(Millis(50));
 				if (!m)
 					continue;
+				// A target that vanished just stops acknowledging; quorum
+				// acks tell what the others hold.
+				if (m->aborted)
+					continue;
 				MsgHeader h = MsgHeader::decode(m->data);
 				if (h.type != MsgType::ack || h.source != id_)
 					throw Error(Errc::protocol, "unexpected message on ack channel");
