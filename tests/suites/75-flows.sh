@@ -4,17 +4,21 @@
 # running tests/flows/lab-guest.sh (distributed hash join with uniform and
 # Zipf keys, latency vs bandwidth hint, streaming aggregation, parameter
 # server, log shipping with a backup killed mid-stream).
-#   FLOWS_DRIVERS="rxe siw"   drivers (default rxe; swiwarp once it works: one word)
+#   FLOWS_DRIVERS="rxe siw"   drivers (default "rxe swiwarp"; siw needs FLOWS_DELAY_MS=100)
 #   FLOWS_TESTS="hint"        only these guest tests
 set -uo pipefail
 top=${SWIWARP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BUILD:-$top/build}
 cd "$top" || exit 1
-# rxe by default: on upstream siw the mesh of connections hangs intermittently
-# ("no reply within 120000 ms"; 9 of 47 checks failed in one run, 6 in
-# another, while rxe passed them all), which matches siw's passive-side race
-# described in Documentation/lab.md.  FLOWS_DRIVERS="siw" runs it anyway.
-drivers=${FLOWS_DRIVERS:-rxe}
+# rxe and swiwarp by default.  Upstream siw hangs the mesh of connections
+# intermittently ("no reply within 120000 ms"): its passive side sends the MPA
+# Reply before the QP owns the socket (Documentation/flows.md, "The siw mesh
+# hang"); FLOWS_DRIVERS=siw FLOWS_DELAY_MS=100 runs it with the netem workaround.
+drivers=${FLOWS_DRIVERS:-rxe swiwarp}
+# On swiwarp, only what has been run on it so far (session 2: join-uniform in
+# the demo, hint and crash in the suite); the rest is reported as SKIP until
+# it has been run there (FLOWS_STRICT=1 or FLOWS_TESTS runs everything).
+swiwarp_verified="join-uniform hint crash"
 bin=$build/userspace/flows
 
 for f in flows-join flows-hint; do
@@ -82,10 +86,22 @@ if [ -z "$guest_tests" ]; then
 fi
 for drv in $drivers; do
 	echo "--- flows on $drv"
+	drv_tests=$guest_tests
+	if [ "$drv" = swiwarp ] && [ -z "${FLOWS_TESTS:-}" ] && [ "${FLOWS_STRICT:-0}" != 1 ]; then
+		drv_tests=
+		for x in $guest_tests; do
+			if [[ " $swiwarp_verified " == *" $x "* ]]; then
+				drv_tests="$drv_tests $x"
+			else
+				echo "SKIP: flows.swiwarp.$x not run on swiwarp yet (lab slots were saturated in session 2; FLOWS_STRICT=1 runs it)"
+			fi
+		done
+		drv_tests=${drv_tests# }
+	fi
 	log=$build/check-logs/75-flows.$drv.lab.log
 	mkdir -p "$(dirname "$log")"
 	tests/lab/lab run -n "${FLOWS_GUESTS:-3}" --name "flows-$drv" --timeout "${FLOWS_LAB_TIMEOUT:-900}" -- \
-		"LD_LIBRARY_PATH='$snap' FLOWS_BIN='$snap' FLOWS_TESTS='$guest_tests' FLOWS_ROWS='${FLOWS_ROWS:-20000}' FLOWS_DELAY_MS='${FLOWS_DELAY_MS:-0}' tests/flows/lab-guest.sh $drv" >"$log" 2>&1
+		"LD_LIBRARY_PATH='$snap' FLOWS_BIN='$snap' FLOWS_TESTS='$drv_tests' FLOWS_ROWS='${FLOWS_ROWS:-20000}' FLOWS_DELAY_MS='${FLOWS_DELAY_MS:-0}' tests/flows/lab-guest.sh $drv" >"$log" 2>&1
 	r=$?
 	grep -E '^(PASS|FAIL|SKIP):' "$log"
 	if [ $r -ne 0 ]; then
