@@ -15,10 +15,6 @@ cd "$top" || exit 1
 # Reply before the QP owns the socket (Documentation/flows.md, "The siw mesh
 # hang"); FLOWS_DRIVERS=siw FLOWS_DELAY_MS=100 runs it with the netem workaround.
 drivers=${FLOWS_DRIVERS:-rxe swiwarp}
-# On swiwarp, only what has been run on it so far (session 2: join-uniform in
-# the demo, hint and crash in the suite); the rest is reported as SKIP until
-# it has been run there (FLOWS_STRICT=1 or FLOWS_TESTS runs everything).
-swiwarp_verified="join-uniform hint crash"
 bin=$build/userspace/flows
 
 for f in flows-join flows-hint; do
@@ -87,17 +83,6 @@ fi
 for drv in $drivers; do
 	echo "--- flows on $drv"
 	drv_tests=$guest_tests
-	if [ "$drv" = swiwarp ] && [ -z "${FLOWS_TESTS:-}" ] && [ "${FLOWS_STRICT:-0}" != 1 ]; then
-		drv_tests=
-		for x in $guest_tests; do
-			if [[ " $swiwarp_verified " == *" $x "* ]]; then
-				drv_tests="$drv_tests $x"
-			else
-				echo "SKIP: flows.swiwarp.$x not run on swiwarp yet (lab slots were saturated in session 2; FLOWS_STRICT=1 runs it)"
-			fi
-		done
-		drv_tests=${drv_tests# }
-	fi
 	log=$build/check-logs/75-flows.$drv.lab.log
 	mkdir -p "$(dirname "$log")"
 	tests/lab/lab run -n "${FLOWS_GUESTS:-3}" --name "flows-$drv" --timeout "${FLOWS_LAB_TIMEOUT:-900}" -- \
