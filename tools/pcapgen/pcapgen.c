@@ -733,6 +733,35 @@ static void scen_midstream(void)
 	cap_close(&cap);
 }
 
+/*
+ * Queue message `m' as two DDP segments of 1000 payload bytes each, one TCP
+ * segment apiece.  The first goes where `m' says; the second at
+ * `second_off' (its MO when untagged, its TO when tagged), so callers can
+ * make the two overlap or leave a gap between them.  Returns the frame
+ * number of the second segment.
+ */
+static uint32_t two_segment_msg(struct conn *c, int dir,
+				struct iwarp_rdmap_msg *m, unsigned int seed,
+				uint64_t second_off)
+{
+	static uint8_t buf[2000];
+	int n;
+
+	m->ddp.last = false;
+	n = iwarp_rdmap_encode(m, buf, sizeof(buf));
+	fill_payload(buf + n, 1000, seed);
+	fpdu_queue(c, dir, buf, (size_t)n + 1000);
+	flush(c, dir, 1460);
+	if (m->ddp.tagged)
+		m->ddp.to = second_off;
+	else
+		m->ddp.mo = (uint32_t)second_off;
+	m->ddp.last = true;
+	n = iwarp_rdmap_encode(m, buf, sizeof(buf));
+	fpdu_queue(c, dir, buf, (size_t)n + 1000);
+	return flush(c, dir, 1460);
+}
+
 /* Deliberate protocol violations for the expert checks. */
 static void scen_errors(void)
 {
@@ -773,66 +802,18 @@ static void scen_errors(void)
 	write_msg(&c, 1, 0xdead, 0x0, 16, 1400, IWARP_OP_READ_RESPONSE);
 	meta(&c, "unmatched_resp_frame", flush(&c, 1, 1460));
 	/* overlapping MO: resend the second half of a 2-segment Send */
-	{
-		static uint8_t buf[2000];
-
-		iwarp_rdmap_init(&m, IWARP_OP_SEND);
-		fill_payload(buf, sizeof(buf), 3);
-		m.ddp.msn = ++c.s[1].msn[0];
-		m.ddp.mo = 0;
-		m.ddp.last = false;
-		n = iwarp_rdmap_encode(&m, seg, sizeof(seg));
-		memcpy(buf, seg, (size_t)n);
-		fill_payload(buf + n, 1000, 4);
-		fpdu_queue(&c, 1, buf, (size_t)n + 1000);
-		flush(&c, 1, 1460);
-		m.ddp.mo = 500;
-		m.ddp.last = true;
-		n = iwarp_rdmap_encode(&m, seg, sizeof(seg));
-		memcpy(buf, seg, (size_t)n);
-		fpdu_queue(&c, 1, buf, (size_t)n + 1000);
-		meta(&c, "mo_overlap_frame", flush(&c, 1, 1460));
-	}
+	iwarp_rdmap_init(&m, IWARP_OP_SEND);
+	m.ddp.msn = ++c.s[1].msn[0];
+	meta(&c, "mo_overlap_frame", two_segment_msg(&c, 1, &m, 4, 500));
 	/* MO gap: a 2-segment Send whose second segment starts 500 bytes late */
-	{
-		static uint8_t buf[2000];
-
-		iwarp_rdmap_init(&m, IWARP_OP_SEND);
-		m.ddp.msn = ++c.s[1].msn[0];
-		m.ddp.mo = 0;
-		m.ddp.last = false;
-		n = iwarp_rdmap_encode(&m, seg, sizeof(seg));
-		memcpy(buf, seg, (size_t)n);
-		fill_payload(buf + n, 1000, 5);
-		fpdu_queue(&c, 1, buf, (size_t)n + 1000);
-		flush(&c, 1, 1460);
-		m.ddp.mo = 1500;
-		m.ddp.last = true;
-		n = iwarp_rdmap_encode(&m, seg, sizeof(seg));
-		memcpy(buf, seg, (size_t)n);
-		fpdu_queue(&c, 1, buf, (size_t)n + 1000);
-		meta(&c, "mo_gap_frame", flush(&c, 1, 1460));
-	}
+	iwarp_rdmap_init(&m, IWARP_OP_SEND);
+	m.ddp.msn = ++c.s[1].msn[0];
+	meta(&c, "mo_gap_frame", two_segment_msg(&c, 1, &m, 5, 1500));
 	/* tagged Write whose second segment goes back into the first one's bytes */
-	{
-		static uint8_t buf[2000];
-
-		iwarp_rdmap_init(&m, IWARP_OP_WRITE);
-		m.ddp.stag = 0x7001;
-		m.ddp.to = 0x1000;
-		m.ddp.last = false;
-		n = iwarp_rdmap_encode(&m, seg, sizeof(seg));
-		memcpy(buf, seg, (size_t)n);
-		fill_payload(buf + n, 1000, 6);
-		fpdu_queue(&c, 0, buf, (size_t)n + 1000);
-		flush(&c, 0, 1460);
-		m.ddp.to = 0x1200;
-		m.ddp.last = true;
-		n = iwarp_rdmap_encode(&m, seg, sizeof(seg));
-		memcpy(buf, seg, (size_t)n);
-		fpdu_queue(&c, 0, buf, (size_t)n + 1000);
-		meta(&c, "to_overlap_frame", flush(&c, 0, 1460));
-	}
+	iwarp_rdmap_init(&m, IWARP_OP_WRITE);
+	m.ddp.stag = 0x7001;
+	m.ddp.to = 0x1000;
+	meta(&c, "to_overlap_frame", two_segment_msg(&c, 0, &m, 6, 0x1200));
 	/* an untagged segment carrying the Write opcode (tagged-only) */
 	iwarp_rdmap_init(&m, IWARP_OP_SEND);
 	m.ddp.msn = ++c.s[0].msn[0];
