@@ -40,6 +40,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "lab-verbs.h"
 #include "kmsg.h"
 
 #define EVENT_MS 60000
@@ -108,26 +109,6 @@ static const uint64_t mr_sizes[] = { 1, 4095, 4097, 65537, 16 * 1024 * 1024 + 3,
 static uint64_t mr_off(int i)
 {
 	return i == 2 ? 1 : i == 4 ? 4093 : 0;
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static struct rdma_cm_event *get_event(struct rdma_event_channel *ch, int ms)
-{
-	struct rdma_cm_event *ev;
-	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
-
-	if (poll(&p, 1, ms) <= 0)
-		return NULL;
-	if (rdma_get_cm_event(ch, &ev))
-		return NULL;
-	return ev;
 }
 
 static int wait_wc(struct ibv_cq *cq, int ms, struct ibv_wc *wc)

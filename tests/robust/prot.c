@@ -38,6 +38,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "lab-verbs.h"
+
 #define TSZ 4096
 #define CANARY 0xa5
 #define GOOD 0x22
@@ -53,26 +55,6 @@ struct mrinfo {
 struct info {
 	struct mrinfo rw, ro, wo, other;
 };
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static struct rdma_cm_event *get_event(struct rdma_event_channel *ch, int ms)
-{
-	struct rdma_cm_event *ev;
-	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
-
-	if (poll(&p, 1, ms) <= 0)
-		return NULL;
-	if (rdma_get_cm_event(ch, &ev))
-		return NULL;
-	return ev;
-}
 
 /* Wait for one completion on cq; returns its status or -1 on timeout. */
 static int wait_wc(struct ibv_cq *cq, int ms, struct ibv_wc *wc)

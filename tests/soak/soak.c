@@ -45,6 +45,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "../robust/lab-verbs.h"
+
 #define MAXQP 1024
 #define CREDITS 8		/* receives the server keeps posted per QP */
 #define SLOT 8192		/* Send payload / Write slot size */
@@ -65,14 +67,6 @@ struct info {			/* in the server's accept private data */
 	uint64_t waddr, raddr;
 	uint32_t wkey, rkey;
 };
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static uint64_t mix(uint64_t x)
 {
@@ -129,18 +123,6 @@ static bool fault_mode;
 #define WR_KIND(w) ((uint32_t)((w) >> 24) & 0xff)
 #define WR_SLOT(w) ((uint32_t)(w) & 0xffffff)
 enum { K_RECV = 1, K_SEND, K_WRITE, K_READ };
-
-static struct rdma_cm_event *get_event(struct rdma_event_channel *ch, int ms)
-{
-	struct rdma_cm_event *ev;
-	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
-
-	if (poll(&p, 1, ms) <= 0)
-		return NULL;
-	if (rdma_get_cm_event(ch, &ev))
-		return NULL;
-	return ev;
-}
 
 static int post_recv(struct ibv_qp *qp, uint64_t id, void *buf, uint32_t len, uint32_t lkey)
 {
