@@ -113,18 +113,7 @@ static uint64_t mr_off(int i)
 
 static int wait_wc(struct ibv_cq *cq, int ms, struct ibv_wc *wc)
 {
-	long long end = now_ms() + ms;
-
-	while (now_ms() < end) {
-		int n = ibv_poll_cq(cq, 1, wc);
-
-		if (n < 0)
-			return -1;
-		if (n == 1)
-			return (int)wc->status;
-		usleep(500);
-	}
-	return -1;
+	return lab_wait_wc(cq, ms, wc, 500);	/* poll every 0.5 ms */
 }
 
 static int post1(struct ibv_qp *qp, uint64_t id, enum ibv_wr_opcode op, void *buf, uint32_t len,

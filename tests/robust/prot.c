@@ -59,18 +59,7 @@ struct info {
 /* Wait for one completion on cq; returns its status or -1 on timeout. */
 static int wait_wc(struct ibv_cq *cq, int ms, struct ibv_wc *wc)
 {
-	long long end = now_ms() + ms;
-
-	while (now_ms() < end) {
-		int n = ibv_poll_cq(cq, 1, wc);
-
-		if (n < 0)
-			return -1;
-		if (n == 1)
-			return (int)wc->status;
-		usleep(1000);
-	}
-	return -1;
+	return lab_wait_wc(cq, ms, wc, 1000);	/* poll every 1 ms */
 }
 
 /* ---- server --------------------------------------------------------- */
