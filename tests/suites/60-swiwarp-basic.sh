@@ -9,46 +9,10 @@
 # Guest side: tests/swiwarp/scenario.sh.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-export BUILD=${BUILD:-$top/build}
-lab=$top/tests/lab/lab
 scen=tests/swiwarp/scenario.sh
-out=$BUILD/lab/suite-swiwarp
-rm -rf "$out"
-mkdir -p "$out"
-fails=0
-
-pass() { echo "PASS: $1"; }
-fail() { echo "FAIL: $1${2:+ [$2]}"; fails=$((fails + 1)); }
-skip() { echo "SKIP: $1 $2"; }
-
-if [ ! -f "$top/kernel/swiwarp.ko" ]; then
-	skip swiwarp/lab "kernel/swiwarp.ko not built (make kernel)"
-	exit 0
-fi
-if [ ! -x "$lab" ]; then
-	skip swiwarp/lab "tests/lab/lab missing"
-	exit 0
-fi
-if [ ! -f "$BUILD/userspace/provider/libswiwarp-rdmav34.so" ]; then
-	skip swiwarp/lab "provider $BUILD/userspace/provider/libswiwarp-rdmav34.so not built"
-	exit 0
-fi
-
-# run_lab NAME ARGS...: lab run, pass its PASS/FAIL/SKIP lines through.
-run_lab() {
-	local name=$1 rc
-	shift
-	echo "=== lab run $name"
-	"$lab" run --name "swiwarp-$name" --out "$out/$name" "$@" >"$out/$name.log" 2>&1
-	rc=$?
-	grep -v '^g[0-9]*| \(server \)\?ping data' "$out/$name.log" | sed 's/^\(PASS\|FAIL\|SKIP\):/  &/'
-	grep -E '^(PASS|FAIL|SKIP):' "$out/$name.log"
-	fails=$((fails + $(grep -c '^FAIL:' "$out/$name.log")))
-	if [ $rc -ne 0 ] && ! grep -q '^FAIL:' "$out/$name.log"; then
-		fail "swiwarp/$name-run" "lab run exited $rc without saying why"
-	fi
-	return $rc
-}
+# shellcheck source=tests/swiwarp/suite-lib.sh
+source "$top/tests/swiwarp/suite-lib.sh"
+swiwarp_suite_start swiwarp "$BUILD/lab/suite-swiwarp" || exit 0
 
 pcap=$out/pair.pcap
 run_lab pair -n 2 --capture "$pcap" --timeout 700 -- "$scen" pair

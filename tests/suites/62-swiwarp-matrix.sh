@@ -12,28 +12,9 @@
 # Guest side: tests/swiwarp/matrix-guest.sh.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-export BUILD=${BUILD:-$top/build}
-lab=$top/tests/lab/lab
-out=${MATRIX_OUT:-$BUILD/lab/suite-matrix}
-rm -rf "$out"
-mkdir -p "$out"
-fails=0
-
-fail() { echo "FAIL: $1${2:+ [$2]}"; fails=$((fails + 1)); }
-skip() { echo "SKIP: $1 $2"; }
-
-if [ ! -f "$top/kernel/swiwarp.ko" ]; then
-	skip swiwarp-matrix/lab "kernel/swiwarp.ko not built (make kernel)"
-	exit 0
-fi
-if [ ! -x "$lab" ]; then
-	skip swiwarp-matrix/lab "tests/lab/lab missing"
-	exit 0
-fi
-if [ ! -f "$BUILD/userspace/provider/libswiwarp-rdmav34.so" ]; then
-	skip swiwarp-matrix/lab "provider $BUILD/userspace/provider/libswiwarp-rdmav34.so not built"
-	exit 0
-fi
+# shellcheck source=tests/swiwarp/suite-lib.sh
+source "$top/tests/swiwarp/suite-lib.sh"
+swiwarp_suite_start swiwarp-matrix "${MATRIX_OUT:-$BUILD/lab/suite-matrix}" || exit 0
 
 # siw with its connection settings as module parameters, so its side of
 # the wire matrix varies too; without it only swiwarp's side does.

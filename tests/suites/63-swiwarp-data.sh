@@ -10,49 +10,17 @@
 # The lab's dmesg scanner fails a run on any kernel warning or lockup.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-export BUILD=${BUILD:-$top/build}
-lab=$top/tests/lab/lab
 scen=tests/swiwarp/data-scenario.sh
-out=${DATA_OUT:-$BUILD/lab/suite-data}
-rm -rf "$out"
-mkdir -p "$out"
-fails=0
+# shellcheck source=tests/swiwarp/suite-lib.sh
+source "$top/tests/swiwarp/suite-lib.sh"
+swiwarp_suite_start swiwarp-data "${DATA_OUT:-$BUILD/lab/suite-data}" || exit 0
 
-pass() { echo "PASS: $1"; }
-fail() { echo "FAIL: $1${2:+ [$2]}"; fails=$((fails + 1)); }
-skip() { echo "SKIP: $1 $2"; }
-
-if [ ! -f "$top/kernel/swiwarp.ko" ]; then
-	skip swiwarp-data/lab "kernel/swiwarp.ko not built (make kernel)"
-	exit 0
-fi
-if [ ! -f "$BUILD/userspace/provider/libswiwarp-rdmav34.so" ]; then
-	skip swiwarp-data/lab "provider $BUILD/userspace/provider/libswiwarp-rdmav34.so not built"
-	exit 0
-fi
 verify=$out/data-verify
 if ! cc -O2 -Wall -o "$verify" "$top/tests/swiwarp/data-verify.c" -lrdmacm -libverbs \
 	>"$out/cc.log" 2>&1; then
 	fail swiwarp-data/build-verify "$(head -n 3 "$out/cc.log" | tr '\n' ' ')"
 	exit 1
 fi
-
-# run_lab NAME ARGS...: lab run, pass its PASS/FAIL/SKIP lines through.
-run_lab() {
-	local name=$1 rc
-	shift
-	echo "=== lab run $name"
-	"$lab" run --name "swiwarp-data-$name" --out "$out/$name" "$@" >"$out/$name.log" 2>&1
-	rc=$?
-	grep -v '^g[0-9]*| \(server \)\?ping data' "$out/$name.log" | grep -v '^\(PASS\|FAIL\|SKIP\):' |
-		sed 's/^/  /' | cut -c1-400
-	grep -E '^(PASS|FAIL|SKIP):' "$out/$name.log"
-	fails=$((fails + $(grep -c '^FAIL:' "$out/$name.log")))
-	if [ $rc -ne 0 ] && ! grep -q '^FAIL:' "$out/$name.log"; then
-		fail "swiwarp-data/$name-run" "lab run exited $rc without saying why"
-	fi
-	return $rc
-}
 
 pcap=$out/pair.pcap
 run_lab pair -n 2 --capture "$pcap" --timeout 900 -- "$scen" pair "$verify"

@@ -1,0 +1,56 @@
+# shellcheck shell=bash
+# Shared by tests/suites/60-swiwarp-basic.sh, 62-swiwarp-matrix.sh and
+# 63-swiwarp-data.sh (host side).  Source it after setting top (the source
+# tree).  It sets BUILD (unless set), lab and fails (the FAIL count the suite
+# exits on) and defines pass, fail and skip, and:
+#   swiwarp_suite_start NAME OUT: NAME names the suite's tests ("NAME/...");
+#     OUT becomes $out, an empty output directory.  Returns 1 after
+#     "SKIP: NAME/lab why" if swiwarp.ko, the lab or the provider is missing.
+#   run_lab RUN ARGS...: one `lab run ARGS` named NAME-RUN with its output in
+#     $out/RUN and $out/RUN.log; prints the run's progress (indented, ping
+#     data left out) and passes its PASS/FAIL/SKIP lines through; FAILs count
+#     in fails, as does a failed run that says no FAIL.  Returns the run's
+#     exit status.
+export BUILD=${BUILD:-$top/build}
+lab=$top/tests/lab/lab
+fails=0
+suite=
+out=
+
+pass() { echo "PASS: $1"; }
+fail() { echo "FAIL: $1${2:+ [$2]}"; fails=$((fails + 1)); }
+skip() { echo "SKIP: $1 $2"; }
+
+swiwarp_suite_start() {
+	suite=$1 out=$2
+	rm -rf "$out"
+	mkdir -p "$out"
+	if [ ! -f "$top/kernel/swiwarp.ko" ]; then
+		skip "$suite/lab" "kernel/swiwarp.ko not built (make kernel)"
+		return 1
+	fi
+	if [ ! -x "$lab" ]; then
+		skip "$suite/lab" "tests/lab/lab missing"
+		return 1
+	fi
+	if [ ! -f "$BUILD/userspace/provider/libswiwarp-rdmav34.so" ]; then
+		skip "$suite/lab" "provider $BUILD/userspace/provider/libswiwarp-rdmav34.so not built"
+		return 1
+	fi
+}
+
+run_lab() {
+	local name=$1 rc
+	shift
+	echo "=== lab run $name"
+	"$lab" run --name "$suite-$name" --out "$out/$name" "$@" >"$out/$name.log" 2>&1
+	rc=$?
+	grep -v '^g[0-9]*| \(server \)\?ping data' "$out/$name.log" | grep -v '^\(PASS\|FAIL\|SKIP\):' |
+		sed 's/^/  /' | cut -c1-400
+	grep -E '^(PASS|FAIL|SKIP):' "$out/$name.log"
+	fails=$((fails + $(grep -c '^FAIL:' "$out/$name.log")))
+	if [ $rc -ne 0 ] && ! grep -q '^FAIL:' "$out/$name.log"; then
+		fail "$suite/$name-run" "lab run exited $rc without saying why"
+	fi
+	return $rc
+}
