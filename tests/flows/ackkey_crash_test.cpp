@@ -7,49 +7,21 @@
 
 #include <gtest/gtest.h>
 
+#include "flow_fixture.hpp"
+
 #include <cstring>
 #include <thread>
 
 using namespace dpi::flow;
+using namespace flow_fixture;
 using namespace std::chrono_literals;
-
-namespace
-{
-struct Tup {
-	uint64_t key;
-	uint32_t src;
-	uint32_t idx;
-};
-static_assert(sizeof(Tup) == 16);
-
-View view_of(const Tup &t)
-{
-	return {reinterpret_cast<const std::byte *>(&t), sizeof(t)};
-}
-Tup tup_of(View v)
-{
-	Tup t{};
-	std::memcpy(&t, v.data(), std::min(v.size(), sizeof(t)));
-	return t;
-}
-
-FlowSpec spec_of(const std::string &name, std::vector<int> targets, size_t sources)
-{
-	FlowSpec s;
-	s.name = name;
-	s.targets = std::move(targets);
-	s.sources = sources;
-	s.tuple_size = sizeof(Tup);
-	return s;
-}
-} // namespace
 
 // Four tuples per "transaction"; F_ack = transaction id; quorum: 2 of 3
 // targets.  Targets acknowledge different prefixes by hand.
 TEST(ackkey, keys_flow_back_and_aggregate_to_a_quorum)
 {
 	auto hub = mem_hub();
-	auto spec = spec_of("keys", {0, 1, 2}, 1);
+	auto spec = base_spec("keys", {0, 1, 2}, 1);
 	spec.dist = Dist::broadcast();
 	spec.ack.enabled = true;
 	spec.ack.automatic = false;
@@ -100,7 +72,7 @@ TEST(ackkey, keys_flow_back_and_aggregate_to_a_quorum)
 TEST(ackkey, automatic_keys_on_a_shuffle)
 {
 	auto hub = mem_hub();
-	auto spec = spec_of("akeys", {0, 1, 2}, 1);
+	auto spec = base_spec("akeys", {0, 1, 2}, 1);
 	spec.ack.enabled = true;
 	spec.ack.key = [](View t) { return tup_of(t).key; };
 	spec.maps = {Map::user(
@@ -142,7 +114,7 @@ TEST(ackkey, automatic_keys_on_a_shuffle)
 
 TEST(ackkey, spec_checks)
 {
-	auto spec = spec_of("bad", {0, 1}, 1);
+	auto spec = base_spec("bad", {0, 1}, 1);
 	spec.ack.key = [](View) { return uint64_t{0}; };
 	EXPECT_THROW(spec.validate(), dpi::Error); // keys without acks
 	spec.ack.enabled = true;
@@ -163,7 +135,7 @@ struct CrashRun {
 CrashRun crash_run(OnSourceCrash policy, bool silent_third)
 {
 	auto hub = mem_hub();
-	auto spec = spec_of("crash", {0}, silent_third ? 3 : 2);
+	auto spec = base_spec("crash", {0}, silent_third ? 3 : 2);
 	spec.on_source_crash = policy;
 	spec.ack.enabled = true; // acks to the crashed source must not fail the target
 	CrashRun r;
@@ -229,7 +201,7 @@ TEST(crash, source_crash_ends_the_flow_when_asked)
 TEST(crash, closed_source_that_dies_later_is_not_a_crash)
 {
 	auto hub = mem_hub();
-	auto spec = spec_of("closed", {0}, 1);
+	auto spec = base_spec("closed", {0}, 1);
 	spec.on_source_crash = OnSourceCrash::fail;
 	auto t = Target::open(mem_transport(hub, 0), spec, 0);
 	auto s = Source::open(mem_transport(hub, 10), spec, 0);
@@ -248,7 +220,7 @@ TEST(crash, closed_source_that_dies_later_is_not_a_crash)
 TEST(crash, target_crash_with_acks_keeps_quorum_acks_working)
 {
 	auto hub = mem_hub();
-	auto spec = spec_of("tcrash", {0, 1}, 1);
+	auto spec = base_spec("tcrash", {0, 1}, 1);
 	spec.dist = Dist::broadcast();
 	spec.ack.enabled = true;
 	spec.ack.quorum = 1;

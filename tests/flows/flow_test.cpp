@@ -7,45 +7,19 @@
 
 #include <gtest/gtest.h>
 
+#include "flow_fixture.hpp"
+
 #include <cstring>
 #include <map>
 #include <random>
 #include <thread>
 
 using namespace dpi::flow;
+using namespace flow_fixture;
 using namespace std::chrono_literals;
 
 namespace
 {
-struct Tup {
-	uint64_t key;
-	uint32_t src;
-	uint32_t idx;
-};
-static_assert(sizeof(Tup) == 16);
-
-View view_of(const Tup &t)
-{
-	return {reinterpret_cast<const std::byte *>(&t), sizeof(t)};
-}
-Tup tup_of(View v)
-{
-	Tup t{};
-	EXPECT_EQ(v.size(), sizeof(Tup));
-	std::memcpy(&t, v.data(), sizeof(t));
-	return t;
-}
-
-FlowSpec base_spec(const std::string &name, std::vector<int> targets, size_t sources)
-{
-	FlowSpec s;
-	s.name = name;
-	s.targets = std::move(targets);
-	s.sources = sources;
-	s.tuple_size = sizeof(Tup);
-	return s;
-}
-
 // Runs `nsrc` source threads (node ids 10+i) pushing `per` tuples each with
 // keys from `keygen`, and R target threads (node ids 0..R-1) collecting what
 // they receive.  Returns, per target, the tuples in delivery order.
