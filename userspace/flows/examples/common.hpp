@@ -6,6 +6,7 @@
 #include <dpi/dpi.hpp>
 #include <dpi/flow.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace flowapp
 {
@@ -109,6 +111,22 @@ inline void flow_barrier(const std::shared_ptr<dpi::flow::Transport> &tr, const 
 	}
 	for ([[maybe_unused]] const Delivered &d : *t) {
 	}
+}
+
+// --local 1: every node is a thread of this process on the in-process
+// transport (a host check of the application logic; no RDMA).  Runs
+// run_node(transport) for node ids 0..nodes-1 at once and returns
+// the largest of their exit codes.
+template <class F> int run_local(int nodes, F run_node)
+{
+	auto hub = dpi::flow::mem_hub();
+	std::vector<std::thread> th;
+	std::vector<int> rcs(static_cast<size_t>(nodes));
+	for (int i = 0; i < nodes; i++)
+		th.emplace_back([&, i] { rcs[static_cast<size_t>(i)] = run_node(dpi::flow::mem_transport(hub, i)); });
+	for (auto &t : th)
+		t.join();
+	return *std::max_element(rcs.begin(), rcs.end());
 }
 
 } // namespace flowapp

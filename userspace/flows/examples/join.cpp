@@ -214,20 +214,8 @@ int main(int argc, char **argv)
 	      static_cast<uint64_t>(num(args, "seed", 1)),     {}};
 	g.init();
 	std::string p = opt(args, "prefix", "j");
-	// --local 1: every node is a thread of this process on the in-process
-	// transport (a host check of the application logic; no RDMA).
-	if (num(args, "local", 0)) {
-		auto hub = mem_hub();
-		std::vector<std::thread> th;
-		std::vector<int> rcs(static_cast<size_t>(nodes));
-		for (int i = 0; i < nodes; i++)
-			th.emplace_back([&, i] {
-				rcs[static_cast<size_t>(i)] = run(mem_transport(hub, i), nodes, g, tag, p, false);
-			});
-		for (auto &t : th)
-			t.join();
-		return *std::max_element(rcs.begin(), rcs.end());
-	}
+	if (num(args, "local", 0))
+		return flowapp::run_local(nodes, [&](auto tr) { return run(tr, nodes, g, tag, p, false); });
 	try {
 		auto node = flowapp::start_node(args);
 		int rc = run(dpi_transport(node), nodes, g, tag, p, num(args, "warmup", 0) != 0);

@@ -147,18 +147,8 @@ int main(int argc, char **argv)
 	std::string tag = opt(args, "name", "flows.ps");
 	auto params = static_cast<uint64_t>(num(args, "params", 1000));
 	int rounds = static_cast<int>(num(args, "rounds", 3));
-	if (num(args, "local", 0)) {
-		auto hub = mem_hub();
-		std::vector<std::thread> th;
-		std::vector<int> rcs(static_cast<size_t>(nodes));
-		for (int i = 0; i < nodes; i++)
-			th.emplace_back([&, i] {
-				rcs[static_cast<size_t>(i)] = run(mem_transport(hub, i), nodes, params, rounds, tag);
-			});
-		for (auto &t : th)
-			t.join();
-		return *std::max_element(rcs.begin(), rcs.end());
-	}
+	if (num(args, "local", 0))
+		return flowapp::run_local(nodes, [&](auto tr) { return run(tr, nodes, params, rounds, tag); });
 	try {
 		auto node = flowapp::start_node(args);
 		int rc = run(dpi_transport(node), nodes, params, rounds, tag);

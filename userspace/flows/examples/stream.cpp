@@ -140,18 +140,8 @@ int main(int argc, char **argv)
 	auto n = static_cast<uint64_t>(num(args, "events", 100000));
 	auto keys = static_cast<uint64_t>(num(args, "keys", 20000));
 	auto cap = static_cast<size_t>(num(args, "capacity", 4096));
-	if (num(args, "local", 0)) {
-		auto hub = mem_hub();
-		std::vector<std::thread> th;
-		std::vector<int> rcs(static_cast<size_t>(nodes));
-		for (int i = 0; i < nodes; i++)
-			th.emplace_back([&, i] {
-				rcs[static_cast<size_t>(i)] = run(mem_transport(hub, i), nodes, n, keys, cap, tag);
-			});
-		for (auto &t : th)
-			t.join();
-		return *std::max_element(rcs.begin(), rcs.end());
-	}
+	if (num(args, "local", 0))
+		return flowapp::run_local(nodes, [&](auto tr) { return run(tr, nodes, n, keys, cap, tag); });
 	try {
 		auto node = flowapp::start_node(args);
 		int rc = run(dpi_transport(node), nodes, n, keys, cap, tag);
