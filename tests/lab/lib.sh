@@ -142,6 +142,30 @@ lab_load_swiwarp() {
 	_lab_rdma_link_add "$name" swiwarp "$dev"
 }
 
+# lab_verbs_up DEV NAME [BIN...]: the common start of a verbs test guest:
+# every BIN must be executable, then DEV (swiwarp, loaded with
+# $SWIWARP_MODPARAMS if set, or siw) comes up as DEV0 on eth0.  If either
+# fails, guest 1 reports "SKIP: NAME.all (why)" (once for the whole run) and
+# it returns 1: the caller then exits 0, there is nothing to test.
+lab_verbs_up() {
+	local dev=$1 name=$2 f rc
+	shift 2
+	for f in "$@"; do
+		[ -x "$f" ] && continue
+		[ "$LAB_ID" = 1 ] && lab_skip "$name.all" "(not built: $f)"
+		return 1
+	done
+	if [ "$dev" = siw ]; then
+		lab_load_siw eth0 siw0
+	else
+		lab_load_swiwarp eth0 swiwarp0
+	fi
+	rc=$?
+	[ $rc -eq 0 ] && return 0
+	[ "$LAB_ID" = 1 ] && lab_skip "$name.all" "($dev did not come up, rc $rc)"
+	return 1
+}
+
 # lab_delay_egress MS [NETDEV]: delay every frame this guest sends by MS ms
 # (netem).  The siw tests use it on client guests: upstream siw (6.1) has a
 # race on the passive side of a connection: it sends the MPA Reply and only

@@ -36,16 +36,7 @@ if [ "${ROBUST_STRICT:-0}" != 1 ] && [ -f "$known" ]; then
 	done <"$known"
 fi
 
-if [ "$dev_kind" = siw ]; then
-	lab_load_siw eth0 siw0
-else
-	SWIWARP_MODPARAMS="mpa_timeout_ms=$mpa_ms" lab_load_swiwarp eth0 swiwarp0
-fi
-rc=$?
-if [ $rc -ne 0 ]; then
-	[ "$LAB_ID" = 1 ] && lab_skip "$p.all" "($dev_kind device did not come up, rc $rc)"
-	exit 0
-fi
+SWIWARP_MODPARAMS="mpa_timeout_ms=$mpa_ms" lab_verbs_up "$dev_kind" "$p" || exit 0
 # siw has its own MPA timeout; give the stalling cases time for it.
 [ "$dev_kind" = siw ] && mpa_ms=${ROBUST_SIW_MPA_MS:-12000}
 

@@ -18,17 +18,7 @@ port=7176
 p=robust.neg
 [ "$dev" = siw ] && p=robust.siw.neg
 
-[ -x "$neg" ] || { [ "$LAB_ID" = 1 ] && lab_skip "$p.all" "(not built: $neg)"; exit 0; }
-if [ "$dev" = siw ]; then
-	lab_load_siw eth0 siw0
-else
-	lab_load_swiwarp eth0 swiwarp0
-fi
-rc=$?
-if [ $rc -ne 0 ]; then
-	[ "$LAB_ID" = 1 ] && lab_skip "$p.all" "($dev did not come up, rc $rc)"
-	exit 0
-fi
+lab_verbs_up "$dev" "$p" "$neg" || exit 0
 # upstream siw's passive-side setup race (tests/lab/README.md): delay
 # the client's frames
 [ "$dev" = siw ] && [ "$LAB_ID" = 2 ] && lab_delay_egress "${LAB_SIW_CLIENT_DELAY_MS:-100}"

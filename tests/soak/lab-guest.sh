@@ -23,17 +23,7 @@ soak=${SOAK_BIN:-$BUILD/tools/hostile/swiwarp-soak}
 port=7190
 mod=$dev
 
-[ -x "$soak" ] || { [ "$LAB_ID" = 1 ] && lab_skip "$p.all" "(not built: $soak)"; exit 0; }
-if [ "$dev" = siw ]; then
-	lab_load_siw eth0 siw0
-else
-	lab_load_swiwarp eth0 swiwarp0
-fi
-rc=$?
-if [ $rc -ne 0 ]; then
-	[ "$LAB_ID" = 1 ] && lab_skip "$p.all" "($dev did not come up, rc $rc)"
-	exit 0
-fi
+lab_verbs_up "$dev" "$p" "$soak" || exit 0
 
 slab_snapshot() {
 	sync
