@@ -267,6 +267,34 @@ static void swiwarp_cep_rx_kick(struct swiwarp_cep *cep)
 }
 
 /*
+ * TCP keepalive on every RDMA connection (as RNICs do).  A QP may wait on
+ * its peer with nothing unacknowledged on its own side, e.g. RDMA Reads
+ * whose Requests the peer's TCP acknowledged before the peer vanished:
+ * TCP then never retransmits and never gives up, and without probes the
+ * QP would wait forever instead of going to ERROR and flushing its work
+ * requests.  With keepalive_s = N an idle connection is probed after N
+ * seconds and reset after 3 unanswered probes N/3 seconds apart, so a
+ * vanished peer is detected within about 2 N seconds; 0 turns it off.
+ */
+static int swiwarp_keepalive_s = 15;
+module_param_named(keepalive_s, swiwarp_keepalive_s, int, 0644);
+MODULE_PARM_DESC(keepalive_s,
+		 "TCP keepalive idle time in seconds on RDMA connections, 3 probes every keepalive_s/3 s; 0 = off (default 15)");
+
+static void swiwarp_cep_keepalive(struct sock *sk)
+{
+	int idle = READ_ONCE(swiwarp_keepalive_s);
+
+	if (idle <= 0)
+		return;
+	idle = min(idle, MAX_TCP_KEEPIDLE);
+	tcp_sock_set_keepidle(sk, idle);
+	tcp_sock_set_keepintvl(sk, max(idle / 3, 1));
+	tcp_sock_set_keepcnt(sk, 3);
+	sock_set_keepalive(sk);
+}
+
+/*
  * Hand the socket to the QP and move it to RTS.  ord/ird/crc come from
  * the MPA negotiation.  With rtr != 0 the initiator's RTR FPDU is queued
  * before any work request.
@@ -277,6 +305,7 @@ static int swiwarp_cep_qp_rts(struct swiwarp_cep *cep, int rtr)
 	struct sock *sk = cep->sock->sk;
 	int rv;
 
+	swiwarp_cep_keepalive(sk);
 	down_write(&qp->state_lock);
 	if (qp->state != SWIWARP_QP_IDLE && qp->state != SWIWARP_QP_RTR) {
 		up_write(&qp->state_lock);

@@ -414,9 +414,44 @@ struct cconn {
 	 * ack came back; a Read slot once its Read completed */
 	int8_t cr_pend[CREDITS];
 	uint8_t rd_busy[NREAD];
+	uint8_t sq_pend[CREDITS];	/* diagnostics: 1 Send, 2 Write not completed */
 	uint64_t sends, writes, reads, bytes;
 	bool bye_sent, bye_done;
 };
+
+/* FLUSH INCOMPLETE: which WRs of which QP never completed, and QP states */
+static void missing(struct cconn *c, int nqp)
+{
+	static const char *const st[] = { "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR" };
+	int i, j;
+
+	for (i = 0; i < nqp; i++) {
+		struct cconn *s = &c[i];
+		struct ibv_qp_attr a = { 0 };
+		struct ibv_qp_init_attr ia;
+		char buf[256];
+		int n = 0;
+
+		if (!s->outstanding)
+			continue;
+		if (ibv_query_qp(s->id->qp, &a, IBV_QP_STATE, &ia))
+			a.qp_state = (enum ibv_qp_state)-1;
+		for (j = 0; j < CREDITS && n < 200; j++) {
+			if (s->sq_pend[j] & 2)
+				n += snprintf(buf + n, sizeof(buf) - n, " write%d", j);
+			if (s->sq_pend[j] & 1)
+				n += snprintf(buf + n, sizeof(buf) - n, " send%d", j);
+		}
+		for (j = 0; j < NREAD && n < 200; j++)
+			if (s->rd_busy[j])
+				n += snprintf(buf + n, sizeof(buf) - n, " read%d", j);
+		printf("soak client: QP %d (qpn %u, state %s): %d outstanding:%s\n", i,
+		       s->id->qp->qp_num,
+		       a.qp_state <= IBV_QPS_ERR ? st[a.qp_state] : "?", s->outstanding,
+		       n ? buf : " (none tracked)");
+	}
+	fflush(stdout);
+}
 
 static int client(const char *addr, const char *port, int nqp, int secs)
 {
@@ -589,6 +624,7 @@ static int client(const char *addr, const char *port, int nqp, int secs)
 						      s->inf.wkey))
 						goto post_err;
 					s->outstanding++;
+					s->sq_pend[cr] |= 2;
 				}
 				rc = post_send(s->id->qp, WRID(i, K_SEND, cr), IBV_WR_SEND, h,
 					       sizeof(*h) + (h->op == OP_SEND ? h->len : 0),
@@ -596,6 +632,7 @@ static int client(const char *addr, const char *port, int nqp, int secs)
 				if (rc)
 					goto post_err;
 				s->outstanding++;
+				s->sq_pend[cr] |= 1;
 				s->credit_mask &= ~(1U << cr);
 				s->free_credits--;
 				s->cr_pend[cr] = h->op == OP_CHECK_WRITE ? 3 : 2;
@@ -646,6 +683,7 @@ post_err:
 					       (err_at - t0) / 1000.0, first_err);
 					printf("soak client: FLUSH INCOMPLETE: %d WRs never completed 60 s after the error\n",
 					       left);
+					missing(c, nqp);
 					return 4;
 				}
 			} else if (now_ms() - last > stall_s * 1000LL) {
@@ -666,6 +704,8 @@ post_err:
 			if (kind != K_RECV)
 				s->outstanding--;
 			if (kind == K_SEND || kind == K_WRITE) {
+				if (sl < CREDITS)
+					s->sq_pend[sl] &= ~(kind == K_SEND ? 1 : 2);
 				if (sl >= CREDITS || s->cr_pend[sl] <= 0) {
 					printf("soak client: QP %u: DUPLICATE completion: %s slot %u status %s\n",
 					       q, kind == K_SEND ? "send" : "write", sl,
