@@ -60,6 +60,7 @@ extern int swiwarp_rtr_type;
 extern bool swiwarp_nodelay;
 extern int swiwarp_mpa_timeout_ms;
 extern bool swiwarp_loopback;
+extern bool swiwarp_markers;
 
 struct swiwarp_dev {
 	struct ib_device base;
@@ -197,6 +198,14 @@ struct swiwarp_tx_frag {
 
 struct swiwarp_tx {
 	u8 *buf;			/* one FPDU being sent */
+	/*
+	 * With MPA markers on TX (RFC 5044): the FPDU is built unmarked in
+	 * buf, copied with markers into mbuf, and the two are swapped.
+	 * mk_pos counts the octets sent since the first FPDU (the marker
+	 * origin), so mk_pos mod 512 places the next marker.
+	 */
+	u8 *mbuf;
+	u32 mk_pos;
 	u32 buf_len;			/* octets of the whole FPDU */
 	u32 buf_sent;
 	/* the FPDU as pieces; nfrag == 0: all of it is in buf */
@@ -255,6 +264,21 @@ struct swiwarp_rx {
 	/* tagged placement */
 	struct swiwarp_mem *tmem;	/* cached Write target */
 	struct swiwarp_orq_entry *rresp;	/* Read Response target */
+	/*
+	 * MPA markers on RX: mk_pos counts the octets received since the
+	 * first FPDU (marker origin); mk collects the marker being read;
+	 * mk_seen counts the markers inside the current FPDU.  A marker
+	 * that sits inside the header or in front of the CRC field is kept
+	 * in mk_save until the CRC of those octets is computed: mk_hdr_at
+	 * is its position in hdr plus one (0: none), mk_trailer says it
+	 * follows the pad.
+	 */
+	u32 mk_pos;
+	u32 mk_seen;
+	u32 mk_hdr_at;
+	bool mk_trailer;
+	u8 mk[4];
+	u8 mk_save[4];
 };
 
 struct swiwarp_cep;
@@ -296,6 +320,8 @@ struct swiwarp_qp {
 	u32 ord;
 	u32 ird;
 	bool crc;
+	bool tx_markers;		/* insert MPA markers into our FPDUs */
+	bool rx_markers;		/* the peer inserts MPA markers */
 	u32 mss;
 
 	/* RDMA Read state, protected by orq_lock */
@@ -434,6 +460,7 @@ void swiwarp_tx_work(struct work_struct *w);
 void swiwarp_sq_kick(struct swiwarp_qp *qp);
 int swiwarp_tx_init(struct swiwarp_qp *qp);
 void swiwarp_tx_free(struct swiwarp_qp *qp);
+u8 *swiwarp_tx_alloc_buf(void);
 void swiwarp_send_terminate(struct swiwarp_qp *qp, u8 layer_type, u8 ecode,
 			    const u8 *hdr, u32 hdr_len);
 int swiwarp_tx_rtr(struct swiwarp_qp *qp, int rtr);

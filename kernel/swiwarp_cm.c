@@ -317,7 +317,16 @@ static int swiwarp_cep_qp_rts(struct swiwarp_cep *cep, int rtr)
 		up_write(&qp->state_lock);
 		return rv;
 	}
+	if (cep->res.tx_markers && !qp->tx.mbuf) {
+		qp->tx.mbuf = swiwarp_tx_alloc_buf();
+		if (!qp->tx.mbuf) {
+			up_write(&qp->state_lock);
+			return -ENOMEM;
+		}
+	}
 	qp->crc = cep->res.crc;
+	qp->tx_markers = cep->res.tx_markers;
+	qp->rx_markers = cep->res.rx_markers;
 	mutex_lock(&qp->tx_lock);
 	spin_lock_bh(&qp->rx_lock);
 	qp->sock = cep->sock;
@@ -327,6 +336,7 @@ static int swiwarp_cep_qp_rts(struct swiwarp_cep *cep, int rtr)
 	memset(qp->tx.msn, 0, sizeof(qp->tx.msn));
 	qp->tx.buf_len = 0;
 	qp->tx.buf_sent = 0;
+	qp->tx.mk_pos = 0;
 	qp->term_sent = false;
 	qp->term_rcvd = false;
 	mutex_unlock(&qp->tx_lock);
@@ -579,8 +589,12 @@ static void swiwarp_policy_init(struct iwarp_mpa_policy *pol, bool initiator,
 	pol->max_rev = initiator && swiwarp_mpa_rev == 1 ? IWARP_MPA_REV1 :
 		IWARP_MPA_REV2;
 	pol->crc = clamp(swiwarp_mpa_crc, 0, 2);
-	pol->rx_markers = false;
-	pol->tx_markers_ok = false;
+	/*
+	 * RFC 5044: M in our Request or Reply asks the peer to put markers
+	 * into the FPDUs it sends to us; we always honour the peer's M.
+	 */
+	pol->rx_markers = READ_ONCE(swiwarp_markers);
+	pol->tx_markers_ok = true;
 	if (initiator) {
 		pol->p2p = swiwarp_peer_to_peer;
 		pol->rtr_mask = swiwarp_rtr_type & IWARP_MPA_RTR_ALL;
@@ -638,6 +652,8 @@ static void swiwarp_cep_proc_reply(struct swiwarp_cep *cep)
 		rv = iwarp_mpa_check_reply(&cep->pol, &req, &rep, &cep->res);
 	}
 	if (rv == IWARP_ERR_PEER_REJECTED) {
+		if (cep->req.markers)
+			pr_info_ratelimited("swiwarp: peer rejected the MPA Request; it asked for markers (markers=1), which peers such as Linux siw do not support\n");
 		cep->iw_pending = false;
 		swiwarp_cm_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY,
 				  -ECONNREFUSED, rep.ulp_pdata,

@@ -50,10 +50,10 @@ bool swiwarp_loopback = true;
 module_param_named(loopback, swiwarp_loopback, bool, 0444);
 MODULE_PARM_DESC(loopback, "Allow devices on the loopback netdev (default on)");
 
-static bool swiwarp_markers;
-module_param_named(markers, swiwarp_markers, bool, 0444);
+bool swiwarp_markers;
+module_param_named(markers, swiwarp_markers, bool, 0644);
 MODULE_PARM_DESC(markers,
-		 "MPA markers: not supported; peers requiring markers are rejected (must be 0)");
+		 "Ask peers to insert MPA markers into the FPDUs they send to us (M bit, RFC 5044); markers are always sent when a peer asks (default 0)");
 
 struct workqueue_struct *swiwarp_tx_wq;
 
@@ -289,10 +289,6 @@ static int __init swiwarp_init(void)
 {
 	int rv;
 
-	if (swiwarp_markers) {
-		pr_err("swiwarp: MPA markers are not supported\n");
-		return -EINVAL;
-	}
 	swiwarp_tx_wq = alloc_workqueue("swiwarp_tx",
 					WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!swiwarp_tx_wq)

@@ -20,6 +20,7 @@
 #include <linux/skbuff.h>
 
 #include "swiwarp.h"
+#include "iwarp/markers.h"
 #include "iwarp/rdmap.h"
 
 #define RX_HDR_MIN (IWARP_MPA_ULPDU_LEN_FIELD + 1)
@@ -42,6 +43,10 @@ void swiwarp_rx_reset(struct swiwarp_qp *qp)
 	rx->msn_next[2] = 1;
 	rx->mo = 0;
 	rx->first_done = false;
+	rx->mk_pos = 0;
+	rx->mk_seen = 0;
+	rx->mk_hdr_at = 0;
+	rx->mk_trailer = false;
 }
 
 void swiwarp_rx_cleanup(struct swiwarp_qp *qp)
@@ -525,7 +530,17 @@ static int swiwarp_rx_hdr_bytes(struct swiwarp_qp *qp, struct sk_buff *skb,
 	}
 
 	/* Header complete. */
-	rx->crc = qp->crc ? crc32c(~0U, rx->hdr, rx->hdr_have) : 0;
+	if (unlikely(rx->mk_hdr_at)) {
+		/* A marker sat at hdr[mk_hdr_at - 1]: CRC in wire order. */
+		u32 at = rx->mk_hdr_at - 1;
+
+		rx->mk_hdr_at = 0;
+		rx->crc = crc32c(~0U, rx->hdr, at);
+		rx->crc = crc32c(rx->crc, rx->mk_save, IWARP_MPA_MARKER_LEN);
+		rx->crc = crc32c(rx->crc, rx->hdr + at, rx->hdr_have - at);
+	} else {
+		rx->crc = qp->crc ? crc32c(~0U, rx->hdr, rx->hdr_have) : 0;
+	}
 	if (swiwarp_rx_header(qp))
 		return -EINVAL;
 	rx->state = rx->data_left ? SWIWARP_RX_DATA : SWIWARP_RX_TRAILER;
@@ -598,8 +613,14 @@ static int swiwarp_rx_trailer_bytes(struct swiwarp_qp *qp,
 		return n;
 
 	if (qp->crc) {
-		u32 crc = ~crc32c(rx->crc, rx->trailer, rx->pad);
+		u32 crc = crc32c(rx->crc, rx->trailer, rx->pad);
 
+		if (unlikely(rx->mk_trailer)) {
+			/* a marker between pad and CRC field */
+			rx->mk_trailer = false;
+			crc = crc32c(crc, rx->mk_save, IWARP_MPA_MARKER_LEN);
+		}
+		crc = ~crc;
 		if (crc != iwarp_crc32c_get(rx->trailer + rx->pad)) {
 			swiwarp_rx_fatal(qp, IWARP_TERM_LAYER_LLP,
 					 IWARP_TERM_ETYPE_MPA,
@@ -613,17 +634,17 @@ static int swiwarp_rx_trailer_bytes(struct swiwarp_qp *qp,
 	rx->state = SWIWARP_RX_HDR;
 	rx->hdr_need = RX_HDR_MIN;
 	rx->hdr_have = 0;
+	rx->mk_seen = 0;
 	return n;
 }
 
-int swiwarp_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
-		     unsigned int off, size_t len)
+/* Feed len octets of the FPDU stream (markers removed) to the parser. */
+static size_t swiwarp_rx_feed(struct swiwarp_qp *qp, struct sk_buff *skb,
+			      unsigned int off, size_t len)
 {
-	struct swiwarp_qp *qp = desc->arg.data;
 	struct swiwarp_rx *rx = &qp->rx;
 	size_t done = 0;
 
-	spin_lock_bh(&qp->rx_lock);
 	while (done < len) {
 		u32 avail = min_t(size_t, len - done, U32_MAX);
 		int rv;
@@ -656,6 +677,110 @@ int swiwarp_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 		}
 		done += rv;
 	}
+	return done;
+}
+
+/*
+ * A whole marker is in rx->mk (RFC 5044 marker format).  Its FPDUPTR
+ * must be the distance back to the first octet of the FPDU it sits in:
+ * 0 when no FPDU is under way (the marker opens the next one), else the
+ * octets of the current FPDU received so far, its earlier markers
+ * included.  The reserved half and the two low FPDUPTR bits are ignored
+ * as RFC 5044 asks of receivers.  The CRC covers the marker where it
+ * lies; header and trailer CRCs are computed late, so the marker is
+ * kept for them.
+ */
+static int swiwarp_rx_marker(struct swiwarp_qp *qp)
+{
+	struct swiwarp_rx *rx = &qp->rx;
+	u32 ptr = iwarp_get_be16(rx->mk + 2) & ~3U;
+	u32 expect;
+
+	switch (rx->state) {
+	case SWIWARP_RX_HDR:
+		expect = rx->hdr_have;
+		break;
+	case SWIWARP_RX_DATA:
+		expect = IWARP_MPA_ULPDU_LEN_FIELD + rx->fpdu_len -
+			rx->data_left;
+		break;
+	case SWIWARP_RX_TRAILER:
+		expect = IWARP_MPA_ULPDU_LEN_FIELD + rx->fpdu_len +
+			rx->trailer_have;
+		break;
+	default:
+		return -EINVAL;
+	}
+	expect += IWARP_MPA_MARKER_LEN * rx->mk_seen;
+	if (ptr != expect || (rx->state == SWIWARP_RX_TRAILER &&
+			      rx->trailer_have != rx->pad)) {
+		pr_info_ratelimited("swiwarp: QP %u: bad MPA marker %*phN, FPDUPTR %u expected\n",
+				    qp->id, IWARP_MPA_MARKER_LEN, rx->mk,
+				    expect);
+		swiwarp_rx_fatal(qp, IWARP_TERM_LAYER_LLP, IWARP_TERM_ETYPE_MPA,
+				 IWARP_TERM_MPA_MARKER, false);
+		return -EINVAL;
+	}
+	rx->mk_seen++;
+	if (!qp->crc)
+		return 0;
+	if (rx->state == SWIWARP_RX_DATA) {
+		rx->crc = crc32c(rx->crc, rx->mk, IWARP_MPA_MARKER_LEN);
+		return 0;
+	}
+	memcpy(rx->mk_save, rx->mk, IWARP_MPA_MARKER_LEN);
+	if (rx->state == SWIWARP_RX_HDR)
+		rx->mk_hdr_at = rx->hdr_have + 1;
+	else
+		rx->mk_trailer = true;
+	return 0;
+}
+
+/* Remove and check the markers, feed the rest to the parser. */
+static size_t swiwarp_rx_feed_marked(struct swiwarp_qp *qp,
+				     struct sk_buff *skb, unsigned int off,
+				     size_t len)
+{
+	struct swiwarp_rx *rx = &qp->rx;
+	size_t done = 0;
+
+	while (done < len) {
+		u32 into = rx->mk_pos & (IWARP_MPA_MARKER_PERIOD - 1);
+		size_t n;
+
+		if (rx->state == SWIWARP_RX_ERROR)
+			return len;
+		if (into < IWARP_MPA_MARKER_LEN) {
+			n = min_t(size_t, len - done,
+				  IWARP_MPA_MARKER_LEN - into);
+			if (skb_copy_bits(skb, off + done, rx->mk + into, n) ||
+			    (into + n == IWARP_MPA_MARKER_LEN &&
+			     swiwarp_rx_marker(qp))) {
+				rx->state = SWIWARP_RX_ERROR;
+				return len;
+			}
+		} else {
+			n = min_t(size_t, len - done,
+				  IWARP_MPA_MARKER_PERIOD - into);
+			n = swiwarp_rx_feed(qp, skb, off + done, n);
+		}
+		rx->mk_pos += n;
+		done += n;
+	}
+	return done;
+}
+
+int swiwarp_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
+		     unsigned int off, size_t len)
+{
+	struct swiwarp_qp *qp = desc->arg.data;
+	size_t done;
+
+	spin_lock_bh(&qp->rx_lock);
+	if (unlikely(qp->rx_markers))
+		done = swiwarp_rx_feed_marked(qp, skb, off, len);
+	else
+		done = swiwarp_rx_feed(qp, skb, off, len);
 	spin_unlock_bh(&qp->rx_lock);
 	return done;
 }

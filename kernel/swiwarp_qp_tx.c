@@ -21,9 +21,13 @@
 #include <net/tcp.h>
 
 #include "swiwarp.h"
+#include "iwarp/markers.h"
 #include "iwarp/rdmap.h"
 
 #define SWIWARP_TX_BUF (IWARP_MPA_MAX_ULPDU + 16)
+/* Room for the same FPDU with a marker every 512 octets, and one more. */
+#define SWIWARP_TX_BUF_ALLOC (SWIWARP_TX_BUF + IWARP_MPA_MARKER_LEN * \
+			      (SWIWARP_TX_BUF / IWARP_MPA_MARKER_PERIOD + 2))
 
 /*
  * Zero-copy Read Responses: the payload of a Read Response FPDU is handed
@@ -41,9 +45,15 @@ module_param(zcopy_rresp, bool, 0644);
 MODULE_PARM_DESC(zcopy_rresp,
 		 "send Read Response payload from the registered user pages without copying (default 1)");
 
+/* An FPDU buffer; with markers, tx.buf and tx.mbuf trade places. */
+u8 *swiwarp_tx_alloc_buf(void)
+{
+	return kvmalloc(SWIWARP_TX_BUF_ALLOC, GFP_KERNEL);
+}
+
 int swiwarp_tx_init(struct swiwarp_qp *qp)
 {
-	qp->tx.buf = kvmalloc(SWIWARP_TX_BUF, GFP_KERNEL);
+	qp->tx.buf = swiwarp_tx_alloc_buf();
 	return qp->tx.buf ? 0 : -ENOMEM;
 }
 
@@ -54,6 +64,8 @@ void swiwarp_tx_free(struct swiwarp_qp *qp)
 	qp->tx.wqe.active = false;
 	kvfree(qp->tx.buf);
 	qp->tx.buf = NULL;
+	kvfree(qp->tx.mbuf);
+	qp->tx.mbuf = NULL;
 }
 
 /* Run the TX engine of qp soon.  Any context. */
@@ -103,7 +115,7 @@ int swiwarp_tx_rtr(struct swiwarp_qp *qp, int rtr)
 static u32 swiwarp_tx_max_payload(struct swiwarp_qp *qp, u32 hdr_len)
 {
 	u32 mss = READ_ONCE(tcp_sk(qp->sock->sk)->mss_cache);
-	u32 mulpdu = iwarp_mpa_mulpdu(mss, false);
+	u32 mulpdu = iwarp_mpa_mulpdu(mss, qp->tx_markers);
 
 	mulpdu = min_t(u32, mulpdu, IWARP_MPA_MAX_ULPDU);
 	if (mulpdu <= hdr_len + 8)
@@ -121,6 +133,50 @@ static int swiwarp_tx_hdr(struct swiwarp_qp *qp,
 	return rv < 0 ? -EINVAL : rv;
 }
 
+/*
+ * RFC 5044 markers: copy the unmarked FPDU of len octets (CRC field
+ * included) from buf to mbuf with a marker wherever the stream offset
+ * from the marker origin is a multiple of 512, and make mbuf the FPDU to
+ * send.  A marker is 16 zero bits and the 16-bit distance back to the
+ * FPDU's first octet (the marker itself when it opens the FPDU).  A
+ * marker that would follow the CRC field opens the next FPDU instead.
+ * Markers can never split the 4-aligned CRC field, and the CRC covers
+ * every octet in front of it, markers included (RFC 5044 CRC
+ * calculation), so it is computed here over the marked copy.
+ */
+static void swiwarp_tx_mark(struct swiwarp_qp *qp, u32 len)
+{
+	struct swiwarp_tx *tx = &qp->tx;
+	const u8 *src = tx->buf;
+	u8 *dst = tx->mbuf;
+	u32 pos = tx->mk_pos, c = 0, w = 0;
+
+	while (c < len) {
+		u32 into = pos & (IWARP_MPA_MARKER_PERIOD - 1);
+		u32 n;
+
+		if (!into) {
+			iwarp_put_be16(dst + w, 0);
+			iwarp_put_be16(dst + w + 2, (u16)w);
+			w += IWARP_MPA_MARKER_LEN;
+			pos += IWARP_MPA_MARKER_LEN;
+			continue;
+		}
+		n = min(len - c, IWARP_MPA_MARKER_PERIOD - into);
+		memcpy(dst + w, src + c, n);
+		c += n;
+		w += n;
+		pos += n;
+	}
+	if (qp->crc)
+		iwarp_crc32c_put(dst + w - IWARP_MPA_CRC_FIELD,
+				 ~crc32c(~0U, dst, w - IWARP_MPA_CRC_FIELD));
+	tx->mk_pos = pos;
+	tx->mbuf = tx->buf;
+	tx->buf = dst;
+	tx->buf_len = w;
+}
+
 /* Add length, pad and CRC around header + payload already in buf. */
 static void swiwarp_tx_frame(struct swiwarp_qp *qp, u32 ulpdu_len)
 {
@@ -132,12 +188,17 @@ static void swiwarp_tx_frame(struct swiwarp_qp *qp, u32 ulpdu_len)
 	iwarp_put_be16(buf, (u16)ulpdu_len);
 	memset(buf + n, 0, pad);
 	n += pad;
+	qp->tx.buf_sent = 0;
+	qp->tx.nfrag = 0;
+	if (unlikely(qp->tx_markers)) {
+		iwarp_crc32c_put(buf + n, 0);
+		swiwarp_tx_mark(qp, n + IWARP_MPA_CRC_FIELD);
+		return;
+	}
 	if (qp->crc)
 		crc = ~crc32c(~0U, buf, n);
 	iwarp_crc32c_put(buf + n, crc);
 	qp->tx.buf_len = n + IWARP_MPA_CRC_FIELD;
-	qp->tx.buf_sent = 0;
-	qp->tx.nfrag = 0;
 }
 
 /* Send up to len octets of one piece; flags as for sendmsg. */
@@ -580,7 +641,13 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 	if (hlen < 0)
 		return hlen;
 
+	/*
+	 * With markers the Read Response is copied: markers would have to
+	 * be spliced between the page fragments at stream positions and
+	 * be CRC-covered; one copying path is simpler and markers are rare.
+	 */
 	if (n && qp->tx.irq_active && READ_ONCE(zcopy_rresp) &&
+	    !qp->tx_markers &&
 	    !swiwarp_tx_frame_pages(qp, wqe->mem[0],
 				    qp->tx.rresp.src_to + wqe->processed,
 				    hlen, n)) {
