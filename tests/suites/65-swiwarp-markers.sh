@@ -1,0 +1,81 @@
+#!/bin/bash
+# MPA markers (RFC 5044) in swiwarp: one 3-guest lab boot (guest side:
+# tests/swiwarp/markers-scenario.sh; guests 1 and 2 swiwarp, guest 3
+# upstream siw): rping, data-verify and perftest with markers both ways,
+# one way, without CRC, and the connection failures against siw.  The link
+# capture is then checked by tests/swiwarp/markers-check.py, which walks
+# every FPDU itself: a marker every 512 octets with the right FPDUPTR, CRCs
+# over the marked octets, markers only in the directions that asked.
+# MARKERS_GOLDEN=1 also writes the port-7190 exchange (rping 20 KB, markers
+# both ways, CRC on) to tests/dissector/captures/swiwarp_markers.pcap.gz.
+# The lab's dmesg scanner fails a run on any kernel warning or lockup.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+export BUILD=${BUILD:-$top/build}
+lab=$top/tests/lab/lab
+out=${MARKERS_OUT:-$BUILD/lab/suite-markers}
+rm -rf "$out"
+mkdir -p "$out"
+fails=0
+
+pass() { echo "PASS: $1"; }
+fail() { echo "FAIL: $1${2:+ [$2]}"; fails=$((fails + 1)); }
+skip() { echo "SKIP: $1 $2"; }
+
+if [ ! -f "$top/kernel/swiwarp.ko" ]; then
+	skip swiwarp-markers/lab "kernel/swiwarp.ko not built (make kernel)"
+	exit 0
+fi
+if [ ! -f "$BUILD/userspace/provider/libswiwarp-rdmav34.so" ]; then
+	skip swiwarp-markers/lab "provider $BUILD/userspace/provider/libswiwarp-rdmav34.so not built"
+	exit 0
+fi
+if [ ! -f "$BUILD/siw/siw.ko" ]; then
+	skip swiwarp-markers/lab "upstream siw not built ($BUILD/siw/siw.ko, tests/lab/build-siw.sh)"
+	exit 0
+fi
+verify=$out/data-verify
+if ! cc -O2 -Wall -o "$verify" "$top/tests/swiwarp/data-verify.c" -lrdmacm -libverbs \
+	>"$out/cc.log" 2>&1; then
+	fail swiwarp-markers/build-verify "$(head -n 3 "$out/cc.log" | tr '\n' ' ')"
+	exit 1
+fi
+
+pcap=$out/markers.pcap
+echo "=== lab run markers"
+"$lab" run -n 3 --name swiwarp-markers --out "$out/run" --capture "$pcap" --timeout 900 \
+	-- tests/swiwarp/markers-scenario.sh "$verify" >"$out/run.log" 2>&1
+rc=$?
+grep -v '^\(PASS\|FAIL\|SKIP\):' "$out/run.log" | sed 's/^/  /' | cut -c1-300
+grep -E '^(PASS|FAIL|SKIP):' "$out/run.log"
+fails=$((fails + $(grep -c '^FAIL:' "$out/run.log")))
+if [ $rc -ne 0 ] && ! grep -q '^FAIL:' "$out/run.log"; then
+	fail swiwarp-markers/run "lab run exited $rc without saying why"
+fi
+
+# The wire, checked by our own walker (not the module, not the plugin).
+if [ ! -s "$pcap" ]; then
+	fail swiwarp-markers/wire "no capture at $pcap"
+else
+	python3 "$top/tests/swiwarp/markers-check.py" "$pcap" -7290 -7291 >"$out/check.log" 2>&1
+	crc=$?
+	sed 's/^/  /' "$out/check.log" | cut -c1-200 | head -n 60
+	# markers must be on in both directions of the "both" exchanges, in
+	# exactly one of the "oneway" ones, and seen with CRC off too
+	on=$(grep -c 'markers on, CRC on: [1-9][0-9]* FPDUs, [1-9]' "$out/check.log")
+	nocrc=$(grep -c 'markers on, CRC off: [1-9][0-9]* FPDUs, [1-9]' "$out/check.log")
+	off=$(grep -c 'markers off, CRC on: [1-9][0-9]* FPDUs, 0 markers' "$out/check.log")
+	if [ $crc -eq 0 ] && [ "$on" -ge 10 ] && [ "$nocrc" -ge 4 ] && [ "$off" -ge 2 ]; then
+		pass swiwarp-markers/wire
+	else
+		fail swiwarp-markers/wire "checker exit $crc; directions with markers+CRC $on (want >= 10), markers without CRC $nocrc (>= 4), unmarked $off (>= 2)"
+	fi
+	if [ "${MARKERS_GOLDEN:-0}" = 1 ]; then
+		g=$top/tests/dissector/captures/swiwarp_markers
+		tshark -r "$pcap" -Y 'tcp.port == 7190' -w "$out/golden.pcap" -F pcap &&
+			gzip -9 -n -c "$out/golden.pcap" >"$g.pcap.gz" &&
+			echo "wrote $g.pcap.gz ($(stat -c %s "$g.pcap.gz") bytes)"
+	fi
+	[ $fails -eq 0 ] && rm -f "$pcap"	# large; kept only when something failed
+fi
+[ $fails -eq 0 ]
