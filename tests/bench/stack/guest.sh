@@ -1,8 +1,10 @@
 #!/bin/bash
 # Guest side of tests/bench/stack.sh.  MODE "lo": one guest, server and
-# client on the same host over the loopback netdev (RDMA devices on lo,
-# 127.0.0.1).  MODE "link": two guests, guest 1 serves, guest 2 is the
-# client, over the virtual link (devices on eth0).
+# client on the same host, talking to the guest's own address 192.0.2.1,
+# which the kernel routes over the loopback netdev (the RDMA devices sit
+# on eth0: rdma_cm cannot resolve 127.0.0.1 to an iWARP device).
+# MODE "link": two guests, guest 1 serves, guest 2 is the client, over
+# the virtual link (devices on eth0).
 #
 # Stacks: siw (upstream, CRC off: 6.1 has no knob for it), swiwarp with
 # mpa_crc=0 (CRC off), swiwarp-crc with mpa_crc=2 (CRC on), tcp (iperf3).
@@ -24,16 +26,18 @@ lat_tests=${STACK_LAT_TESTS:-send write read}
 stacks=${STACK_STACKS:-siw swiwarp swiwarp-crc}
 reps=${STACK_REPS:-2}
 bytes=${STACK_BYTES:-33554432}
+min_msgs=${STACK_MIN_MSGS:-20}
 lat_iters=${STACK_LAT_ITERS:-1000}
 run_to=${STACK_RUN_TIMEOUT:-60}
 conn_n=${STACK_CONN_N:-20}
+perf_re=${STACK_PERF:-}	# regex on "test.size.stack": profile those runs
 connbench=${STACK_CONNBENCH:-$BUILD/tools/connbench/connbench}
 raw=$LAB_OUT/raw
 mkdir -p "$raw" "$LAB_OUT/stamps"
 : >"$LAB_OUT/runs.tsv"
 
 if [ "$mode" = lo ]; then
-	netdev=lo srv_ip=127.0.0.1 role=both
+	netdev=eth0 srv_ip=192.0.2.$LAB_ID role=both
 else
 	netdev=eth0 srv_ip=192.0.2.1
 	if [ "$LAB_ID" = 1 ]; then role=server; else role=client; fi
@@ -75,6 +79,11 @@ use_stack() {
 	}
 }
 
+# Which crc32c the kernel will use (crc32c-intel vs crc32c-generic).
+modprobe -a crc32c_intel libcrc32c >/dev/null 2>&1
+awk '/^name/{n=$3} /^driver/{d=$3} /^priority/{if (n=="crc32c") print "bench: crc32c driver", d, "priority", $3}' \
+	/proc/crypto | tee "$LAB_OUT/crc32c.txt"
+
 idx=0
 port=9000
 declare -A timeouts
@@ -108,15 +117,15 @@ one_run() {
 }
 
 # The commands of one run.  perftest: -R (rdma_cm), -F (no CPU-frequency
-# warning).  Bandwidth runs move $bytes (at least 20 and at most 1000
-# messages), latency runs $lat_iters messages.
+# warning).  Bandwidth runs move $bytes (at least $min_msgs and at most
+# 1000 messages), latency runs $lat_iters messages.
 cmd_for() { # test size stack  -> sets srv_cmd cli_cmd nbytes
 	local test=$1 size=$2 stack=$3 n
 	persistent=0
 	case $test in
 	write | read | send)
 		n=$((bytes / size))
-		[ $n -lt 20 ] && n=20
+		[ $n -lt $min_msgs ] && n=$min_msgs
 		[ $n -gt 1000 ] && n=1000
 		nbytes=$((n * size))
 		if [ "$stack" = tcp ]; then
@@ -158,9 +167,20 @@ run_pair() { # test size stack rep attempt
 		# Host-clock stamps: the shared directory is 9p, so these files'
 		# mtimes come from the host's clock, not the drifting guest's.
 		: >"$LAB_OUT/stamps/$f.start"
-		timeout "$run_to" $cli_cmd >"$raw/$f.client" 2>&1
-		rc=$?
-		: >"$LAB_OUT/stamps/$f.end"
+		if [ -n "$perf_re" ] && [[ "$test.$size.$stack" =~ $perf_re ]]; then
+			# Profile (STACK_PERF): whole guest, kernel and user.
+			timeout "$run_to" perf record -q -a -g -o "/tmp/$f.perf" -- \
+				$cli_cmd >"$raw/$f.client" 2>&1
+			rc=$?
+			: >"$LAB_OUT/stamps/$f.end"
+			perf report -i "/tmp/$f.perf" --stdio --no-children --sort dso,sym \
+				-g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n 60 >"$raw/$f.perf.txt"
+			rm -f "/tmp/$f.perf"
+		else
+			timeout "$run_to" $cli_cmd >"$raw/$f.client" 2>&1
+			rc=$?
+			: >"$LAB_OUT/stamps/$f.end"
+		fi
 	fi
 	if [ "$role" = server ] && [ -n "$spid" ]; then
 		# Stop waiting for our server as soon as the client reports failure.
