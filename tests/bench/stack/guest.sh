@@ -169,7 +169,7 @@ run_pair() { # test size stack rep attempt
 		: >"$LAB_OUT/stamps/$f.start"
 		if [ -n "$perf_re" ] && [[ "$test.$size.$stack" =~ $perf_re ]]; then
 			# Profile (STACK_PERF): whole guest, kernel and user.
-			timeout "$run_to" perf record -q -a -g -o "/tmp/$f.perf" -- \
+			timeout "$run_to" perf record -q -F 199 -a -g -o "/tmp/$f.perf" -- \
 				$cli_cmd >"$raw/$f.client" 2>&1
 			rc=$?
 			: >"$LAB_OUT/stamps/$f.end"
