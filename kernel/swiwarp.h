@@ -477,6 +477,7 @@ void swiwarp_rx_cleanup(struct swiwarp_qp *qp);
 
 /* swiwarp_cm.c */
 int swiwarp_cm_init(void);
+void swiwarp_cm_dev_cleanup(struct swiwarp_dev *sdev);
 void swiwarp_cm_exit(void);
 int swiwarp_connect(struct iw_cm_id *id, struct iw_cm_conn_param *p);
 int swiwarp_accept(struct iw_cm_id *id, struct iw_cm_conn_param *p);

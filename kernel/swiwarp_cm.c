@@ -16,7 +16,9 @@
  *
  * References: a cep holds one "owner" reference until it is closed, one
  * per queued work item or armed timer, a reference on its iw_cm_id
- * (id->add_ref) and on its QP while it has them.
+ * (id->add_ref) and on its QP while it has them.  A passive cep whose
+ * CONNECT_REQUEST iw_cm may still answer holds one more (see "Connection
+ * requests iw_cm never answers" below).
  */
 
 #include <linux/net.h>
@@ -57,7 +59,8 @@ struct swiwarp_cep {
 	struct swiwarp_qp *qp;
 	struct swiwarp_cep *listener;
 	struct list_head child;		/* on listener->children */
-	struct list_head children;	/* listener: not yet delivered */
+	struct list_head children;	/* listener: not yet accepted */
+	struct list_head req_item;	/* on swiwarp_cm_reqs */
 	struct work_struct work;
 	struct delayed_work timeout;
 	unsigned long events;
@@ -67,6 +70,7 @@ struct swiwarp_cep {
 	bool drop_abort;
 	bool await_rtr;
 	bool active;			/* we called connect() */
+	bool orphan;			/* its listener went away undecided */
 	/*
 	 * iw_cm event contract (drivers/infiniband/core/iwcm.c): an active
 	 * cm_id waits for exactly one CONNECT_REPLY; an accepted passive
@@ -93,6 +97,25 @@ struct swiwarp_cep {
 };
 
 static struct workqueue_struct *swiwarp_cm_wq;
+
+/*
+ * Connection requests iw_cm never answers.  iw_cm delivers our
+ * CONNECT_REQUEST from its own work queue; when the listener is being
+ * destroyed by then (IWCM_F_DROP_EVENTS in iwcm.c) or it cannot allocate
+ * the new cm_id, the event is dropped and neither iw_accept() nor
+ * iw_reject() ever comes for that endpoint.  The provider is not told
+ * which of its requests were dropped, and one that was delivered may be
+ * accepted long after its listener is gone, so the endpoint must not be
+ * freed while iw_cm may still hold it.  Every passive cep with an
+ * unanswered request is on this list, which holds a reference on it:
+ * iw_accept()/iw_reject() take it off; when the listener is destroyed
+ * the socket of an unanswered request is closed after the MPA timeout
+ * (a peer still waiting for the Reply has given up by then); at device
+ * removal, once iw_cm and rdma_cm have let go of every cm_id of the
+ * device, whatever is left was dropped and is closed and freed.
+ */
+static LIST_HEAD(swiwarp_cm_reqs);
+static DEFINE_SPINLOCK(swiwarp_cm_reqs_lock);
 
 static void swiwarp_cep_release(struct kref *ref)
 {
@@ -128,6 +151,7 @@ static struct swiwarp_cep *swiwarp_cep_new(struct swiwarp_dev *sdev)
 	cep->state = CEP_IDLE;
 	INIT_LIST_HEAD(&cep->child);
 	INIT_LIST_HEAD(&cep->children);
+	INIT_LIST_HEAD(&cep->req_item);
 	INIT_WORK(&cep->work, swiwarp_cep_work);
 	INIT_DELAYED_WORK(&cep->timeout, swiwarp_cep_timeout);
 	return cep;
@@ -156,6 +180,44 @@ static void swiwarp_cep_stop_timer(struct swiwarp_cep *cep)
 {
 	if (cancel_delayed_work(&cep->timeout))
 		swiwarp_cep_put(cep);
+}
+
+/* iw_cm is about to be handed cep as a CONNECT_REQUEST. */
+static void swiwarp_cep_req_track(struct swiwarp_cep *cep)
+{
+	swiwarp_cep_get(cep);
+	spin_lock(&swiwarp_cm_reqs_lock);
+	list_add_tail(&cep->req_item, &swiwarp_cm_reqs);
+	spin_unlock(&swiwarp_cm_reqs_lock);
+}
+
+/*
+ * iw_cm answered (or never got) the request.  True if the caller now owns
+ * the list's reference and must drop it.
+ */
+static bool swiwarp_cep_req_claim(struct swiwarp_cep *cep)
+{
+	bool tracked;
+
+	spin_lock(&swiwarp_cm_reqs_lock);
+	tracked = !list_empty(&cep->req_item);
+	list_del_init(&cep->req_item);
+	spin_unlock(&swiwarp_cm_reqs_lock);
+	return tracked;
+}
+
+/* Take a passive cep off its listener's list.  Called with cep->lock. */
+static void swiwarp_cep_leave_listener(struct swiwarp_cep *cep)
+{
+	struct swiwarp_cep *listener = cep->listener;
+
+	if (!listener)
+		return;
+	mutex_lock(&listener->lock);
+	list_del_init(&cep->child);
+	mutex_unlock(&listener->lock);
+	cep->listener = NULL;
+	swiwarp_cep_put(listener);
 }
 
 /* ------------------------------------------------------ socket upcalls */
@@ -467,7 +529,6 @@ static void swiwarp_cep_release_sock(struct swiwarp_cep *cep, bool abort)
 static void swiwarp_cep_close(struct swiwarp_cep *cep, bool abort)
 {
 	struct swiwarp_qp *qp = cep->qp;
-	struct swiwarp_cep *listener = cep->listener;
 
 	if (cep->state == CEP_CLOSED)
 		return;
@@ -488,13 +549,7 @@ static void swiwarp_cep_close(struct swiwarp_cep *cep, bool abort)
 		cep->qp = NULL;
 		swiwarp_qp_put(qp);
 	}
-	if (listener) {
-		mutex_lock(&listener->lock);
-		list_del_init(&cep->child);
-		mutex_unlock(&listener->lock);
-		cep->listener = NULL;
-		swiwarp_cep_put(listener);
-	}
+	swiwarp_cep_leave_listener(cep);
 	cep->state = CEP_CLOSED;
 	if (cep->owner_ref) {
 		cep->owner_ref = false;
@@ -719,13 +774,21 @@ static void swiwarp_cep_proc_request(struct swiwarp_cep *cep)
 
 	rv = -ENODEV;
 	if (listener) {
+		/*
+		 * cep stays on listener->children until iw_cm answers, so
+		 * that destroying the listener finds it (swiwarp_cep_work).
+		 */
 		mutex_lock(&listener->lock);
-		list_del_init(&cep->child);
-		if (listener->cm_id && listener->state == CEP_LISTENING)
+		if (listener->cm_id && listener->state == CEP_LISTENING) {
+			swiwarp_cep_req_track(cep);
 			rv = swiwarp_cm_upcall(cep, listener->cm_id,
 					       IW_CM_EVENT_CONNECT_REQUEST, 0,
 					       cep->req.ulp_pdata,
 					       cep->req.ulp_pdata_len);
+			/* The work item's reference outlives this put. */
+			if (rv && swiwarp_cep_req_claim(cep))
+				swiwarp_cep_put(cep);
+		}
 		mutex_unlock(&listener->lock);
 	}
 	if (rv) {
@@ -897,8 +960,18 @@ static void swiwarp_cep_work(struct work_struct *w)
 	if (test_and_clear_bit(CEP_EV_STATE, &cep->events))
 		swiwarp_cep_proc_state(cep);
 	if (test_and_clear_bit(CEP_EV_DROP, &cep->events)) {
-		if (cep->state == CEP_RDMA || cep->state == CEP_AWAIT_MPAREQ)
+		if (cep->state == CEP_RDMA || cep->state == CEP_AWAIT_MPAREQ) {
 			swiwarp_cep_close(cep, cep->drop_abort);
+		} else if (cep->state == CEP_RECVD_MPAREQ && !cep->orphan) {
+			/*
+			 * Its listener was destroyed before iw_cm answered:
+			 * the request may have been dropped.  Close the
+			 * socket if no answer comes within the MPA timeout.
+			 */
+			cep->orphan = true;
+			if (cep->sock)
+				swiwarp_cep_arm_timer(cep);
+		}
 	}
 out:
 	mutex_unlock(&cep->lock);
@@ -929,8 +1002,18 @@ static void swiwarp_cep_timeout(struct work_struct *w)
 			swiwarp_cep_fail(cep, -ETIMEDOUT, true);
 		}
 		break;
+	case CEP_RECVD_MPAREQ:
+		/*
+		 * Unanswered after its listener went away: free the socket
+		 * (and its upcalls); a late iw_accept()/iw_reject() still
+		 * finds the endpoint and fails or closes it.
+		 */
+		if (cep->orphan && cep->sock) {
+			pr_info_ratelimited("swiwarp: no answer to a connection request of a destroyed listener, closing its socket\n");
+			swiwarp_cep_release_sock(cep, true);
+		}
+		break;
 	default:
-		/* RECVD_MPAREQ: iw_accept()/iw_reject() will come. */
 		break;
 	}
 out:
@@ -1084,18 +1167,24 @@ int swiwarp_accept(struct iw_cm_id *id, struct iw_cm_conn_param *p)
 	struct swiwarp_cep *cep = id->provider_data;
 	struct iwarp_mpa_rr rep;
 	struct swiwarp_qp *qp;
+	bool claimed;
 	int rv;
 
 	if (!cep)
 		return -EINVAL;
-	if (p->private_data_len > IWARP_MPA_MAX_PDATA - IWARP_MPA_V2_WORD_LEN)
-		return -EINVAL;
 	swiwarp_cep_get(cep);
+	claimed = swiwarp_cep_req_claim(cep);
 	mutex_lock(&cep->lock);
+	if (p->private_data_len > IWARP_MPA_MAX_PDATA - IWARP_MPA_V2_WORD_LEN) {
+		rv = -EINVAL;
+		goto err_close;
+	}
 	if (cep->state != CEP_RECVD_MPAREQ) {
 		rv = -ECONNRESET;
 		goto out;
 	}
+	/* Accepted: no longer one of the listener's pending children. */
+	swiwarp_cep_leave_listener(cep);
 	/* From here on a failure closes: iw_cm calls nothing else for it. */
 	if (!cep->sock) {
 		rv = -ECONNRESET;
@@ -1151,6 +1240,8 @@ err_close:
 	swiwarp_cep_close(cep, true);
 out:
 	mutex_unlock(&cep->lock);
+	if (claimed)
+		swiwarp_cep_put(cep);
 	swiwarp_cep_put(cep);
 	return rv;
 }
@@ -1159,10 +1250,12 @@ int swiwarp_reject(struct iw_cm_id *id, const void *pdata, u8 plen)
 {
 	struct swiwarp_cep *cep = id->provider_data;
 	struct iwarp_mpa_rr rep;
+	bool claimed;
 
 	if (!cep)
 		return -EINVAL;
 	swiwarp_cep_get(cep);
+	claimed = swiwarp_cep_req_claim(cep);
 	mutex_lock(&cep->lock);
 	if (cep->state == CEP_RECVD_MPAREQ) {
 		if (cep->sock) {
@@ -1176,6 +1269,8 @@ int swiwarp_reject(struct iw_cm_id *id, const void *pdata, u8 plen)
 		swiwarp_cep_close(cep, false);
 	}
 	mutex_unlock(&cep->lock);
+	if (claimed)
+		swiwarp_cep_put(cep);
 	swiwarp_cep_put(cep);
 	return 0;
 }
@@ -1255,6 +1350,36 @@ int swiwarp_destroy_listen(struct iw_cm_id *id)
 	mutex_unlock(&cep->lock);
 	swiwarp_cep_put(cep);
 	return 0;
+}
+
+/*
+ * Device removal, after every iw_cm/rdma_cm id of the device is gone:
+ * the requests still listed were dropped by iw_cm and will never be
+ * answered.  Close them (socket, upcalls, listener reference) and free.
+ */
+void swiwarp_cm_dev_cleanup(struct swiwarp_dev *sdev)
+{
+	struct swiwarp_cep *cep, *tmp;
+	LIST_HEAD(gone);
+	int n = 0;
+
+	spin_lock(&swiwarp_cm_reqs_lock);
+	list_for_each_entry_safe(cep, tmp, &swiwarp_cm_reqs, req_item)
+		if (cep->sdev == sdev)
+			list_move_tail(&cep->req_item, &gone);
+	spin_unlock(&swiwarp_cm_reqs_lock);
+
+	list_for_each_entry_safe(cep, tmp, &gone, req_item) {
+		list_del_init(&cep->req_item);
+		mutex_lock(&cep->lock);
+		swiwarp_cep_close(cep, true);
+		mutex_unlock(&cep->lock);
+		swiwarp_cep_put(cep);
+		n++;
+	}
+	if (n)
+		pr_info("swiwarp: %s: closed %d connection request(s) iw_cm never answered\n",
+			dev_name(&sdev->base.dev), n);
 }
 
 int swiwarp_cm_init(void)

@@ -272,6 +272,7 @@ void swiwarp_dealloc_driver(struct ib_device *ibdev)
 {
 	struct swiwarp_dev *sdev = to_sdev(ibdev);
 
+	swiwarp_cm_dev_cleanup(sdev);
 	cancel_work_sync(&sdev->netdev_down);
 	WARN_ON(!xa_empty(&sdev->qp_xa));
 	WARN_ON(!xa_empty(&sdev->mem_xa));
