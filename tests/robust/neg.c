@@ -6,7 +6,7 @@
  *   robust-neg server ADDR PORT NCONN [big]   target side
  *   robust-neg client ADDR PORT [big]         initiator side, all cases
  *   robust-neg count [big]                    number of connections
- *   robust-neg local [memlock|regfail]        no peer: registration limits
+ *   robust-neg local [memlock|regfail|memcg]  no peer: registration limits
  *   robust-neg churn ADDR PORT SECONDS        listeners destroyed under load
  *   robust-neg mpaflood ADDR PORT SECONDS     raw MPA Requests against churn
  *
@@ -1156,7 +1156,52 @@ static int local(const char *what)
 		return 1;
 	}
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (!strcmp(what, "memlock")) {
+	if (!strcmp(what, "memcg")) {
+		/*
+		 * Run inside a memory cgroup whose memory.max is well below
+		 * 64 MiB.  Pinning untouched memory faults it in; once the
+		 * cgroup is full the charge fails.  With an OOM score of -1000
+		 * the cgroup's OOM killer finds no victim, so the fault (and
+		 * the registration) fails with ENOMEM instead of a kill.
+		 */
+		size_t huge = 64UL * 1024 * 1024;
+		FILE *f = fopen("/proc/self/oom_score_adj", "w");
+		uint8_t *h;
+
+		if (f) {
+			fputs("-1000", f);
+			fclose(f);
+		}
+		h = mmap(NULL, huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		errno = 0;
+		mr = h != MAP_FAILED ? ibv_reg_mr(pd, h, huge, IBV_ACCESS_LOCAL_WRITE) : NULL;
+		if (h == MAP_FAILED) {
+			printf("FAIL: robust.neg.regfail.memcg [cannot map 64 MiB: %s]\n", strerror(errno));
+			fails++;
+		} else if (mr) {
+			printf("FAIL: robust.neg.regfail.memcg [64 MiB registered in a smaller memory cgroup]\n");
+			ibv_dereg_mr(mr);
+			fails++;
+		} else if (errno != ENOMEM) {
+			printf("FAIL: robust.neg.regfail.memcg [registration failed with %s, not ENOMEM]\n",
+			       strerror(errno));
+			fails++;
+		} else {
+			printf("PASS: robust.neg.regfail.memcg (64 MiB in a full memory cgroup: %s)\n",
+			       strerror(errno));
+		}
+		if (h != MAP_FAILED)
+			munmap(h, huge);
+		mr = ibv_reg_mr(pd, p, len, IBV_ACCESS_LOCAL_WRITE);
+		if (!mr) {
+			printf("FAIL: robust.neg.regfail.memcg_after [1 MiB after the failure: %s]\n",
+			       strerror(errno));
+			fails++;
+		} else {
+			printf("PASS: robust.neg.regfail.memcg_after\n");
+			ibv_dereg_mr(mr);
+		}
+	} else if (!strcmp(what, "memlock")) {
 		struct rlimit rl;
 
 		getrlimit(RLIMIT_MEMLOCK, &rl);
