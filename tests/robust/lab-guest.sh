@@ -46,9 +46,9 @@ slab_snapshot() { # FILE: "cache active_objs" for the caches we watch
 	# cache (tests/robust/slab-lib.sh takes the least of several
 	# readings).  The TCP socket count itself comes from /proc/net/sockstat
 	# ("alloc"), which is exact.
-	awk '/^TCP:/ {for (i = 2; i < NF; i++) if ($i == "alloc") print "sockstat-TCP-alloc", $(i + 1)}' \
+	awk '/^TCP:/ {for (i = 2; i < NF; i++) if ($i == "alloc") print "sockstat-TCP-alloc", $(i + 1), 1}' \
 		/proc/net/sockstat >"$1"
-	slab_counts | awk '{print $1, $2}' >>"$1"
+	slab_counts >>"$1"
 }
 slab_open '^(TCP|tw_sock_TCP|request_sock_TCP|sock_inode_cache|kmalloc-|skbuff_|swiwarp|siw|ib_|rdma)'
 
@@ -112,17 +112,25 @@ if [ "$LAB_ID" = 1 ]; then
 	ss -tan >"$LAB_OUT/ss.after"
 	# Compare: TCP socks and our own caches exactly (the baseline was taken
 	# with rping's listener up, which is gone now), kmalloc caches within a
-	# tolerance (the guest does other work: 9p, the shell, timers).
+	# tolerance (the guest does other work: 9p, the shell, timers).  The
+	# kmalloc tolerance is 3 slabs or 2 %, whichever is more, as in the
+	# soak: even the least of five readings moves by 100+ small objects
+	# between snapshots of an idle guest (kmalloc-96 840 vs 705, kmalloc-8
+	# 2048 vs 1925 in one soak), and a single reading by a whole slab
+	# (kmalloc-8: 512, the old intermittent "+512").
 	bad=$(awk -v dev="$dev_kind" '
 		NR == FNR { b[$1] = $2; next }
 		{
 			a = $2; d = a - b[$1]
 			if ($1 ~ /^(TCP|request_sock_TCP|swiwarp|siw|sockstat)/) tol = 1
-			else if ($1 ~ /^kmalloc-/) { tol = int(b[$1] / 50); if (tol < 64) tol = 64 }
+			else if ($1 ~ /^kmalloc-/) {
+				tol = 3 * $3; if (tol < int(b[$1] / 50)) tol = int(b[$1] / 50)
+				if (tol < 64) tol = 64
+			}
 			else tol = 256
 			if (d > tol) printf "%s +%d (%d -> %d, tolerance %d); ", $1, d, b[$1], a, tol
 		}' "$LAB_OUT/slab.before" "$LAB_OUT/slab.after")
-	paste "$LAB_OUT/slab.before" "$LAB_OUT/slab.after" | awk '$2 != $4 {print "slab", $1, $2, "->", $4}'
+	paste "$LAB_OUT/slab.before" "$LAB_OUT/slab.after" | awk '$2 != $5 {print "slab", $1, $2, "->", $5}'
 	if [ -z "$bad" ]; then
 		lab_pass "$p.slab_baseline"
 	else
