@@ -15,7 +15,7 @@ cd "$top" || exit 1
 source tests/robust/suite-lib.sh
 robust_prereq robust.neg "$BUILD/tools/hostile/robust-neg" || exit 0
 cmd=
-for v in NEG_DEV NEG_BIG ROBUST_STRICT; do
+for v in NEG_DEV NEG_BIG NEG_MEMCG ROBUST_STRICT; do
 	[ -n "${!v:-}" ] && cmd+="$v=$(printf '%q' "${!v}") "
 done
 robust_lab robust-neg "${NEG_TIMEOUT:-900}" 2560 "${cmd}tests/robust/neg-guest.sh"
