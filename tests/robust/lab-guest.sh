@@ -58,7 +58,7 @@ if [ "$LAB_ID" = 1 ]; then
 	# ---- target ---------------------------------------------------------
 	stdbuf -oL rping -s -P -a "$LAB_IP" -p 7174 >"$LAB_OUT/rping-server.out" 2>&1 &
 	rping_pid=$!
-	lab_wait_listen 7174 30 || lab_fail "$p.listener" "rping -s -P did not listen"
+	lab_wait_listen 7174 120 || lab_fail "$p.listener" "rping -s -P did not listen within 120 s"
 	sleep 1
 	sync
 	slab_snapshot "$LAB_OUT/slab.before"
@@ -71,7 +71,7 @@ if [ "$LAB_ID" = 1 ]; then
 	n=$("$prot" count)
 	timeout 300 stdbuf -oL "$prot" server "$LAB_IP" 7175 "$n" >"$LAB_OUT/prot-server.out" 2>&1 &
 	prot_pid=$!
-	lab_wait_listen 7175 30
+	lab_wait_listen 7175 120
 	lab_barrier prot-listen 300
 	wait $prot_pid
 	prc=$?
