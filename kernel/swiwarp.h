@@ -250,6 +250,8 @@ struct swiwarp_rx {
 	bool tagged;
 	bool last;
 	bool first_done;		/* first FPDU seen (RTR) */
+	bool rtr_send;			/* P2P responder: a Send RTR is due */
+	bool rtr_skip;			/* this segment is that RTR */
 	/* current segment */
 	u32 stag;
 	u64 to;
@@ -342,6 +344,7 @@ struct swiwarp_qp {
 	bool rx_suspended;
 	bool term_sent;
 	bool term_rcvd;
+	bool tx_hold;			/* responder: no FPDU before the peer's */
 };
 
 /* ------------------------------------------------------------- helpers */

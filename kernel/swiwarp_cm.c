@@ -166,14 +166,41 @@ static void swiwarp_cep_event(struct swiwarp_cep *cep, int ev)
 		swiwarp_cep_put(cep);
 }
 
-static void swiwarp_cep_arm_timer(struct swiwarp_cep *cep)
+/*
+ * RFC 5044 7.1.2: an MPA responder must receive and validate one FPDU of
+ * the initiator before it sends any.  An initiator (upstream siw) may
+ * still be processing the Reply and take an early FPDU for a protocol
+ * error.  The responder's QP therefore sends nothing until the first
+ * FPDU arrives (a peer-to-peer RTR, or the ULP's first message), or, for
+ * ULPs whose server speaks first, until responder_hold_ms have passed.
+ */
+static int swiwarp_responder_hold_ms = 1000;
+module_param_named(responder_hold_ms, swiwarp_responder_hold_ms, int, 0644);
+MODULE_PARM_DESC(responder_hold_ms,
+		 "As MPA responder, send no FPDU before the initiator's first one, for at most this many ms (0 = do not wait; default 1000)");
+
+static void swiwarp_cep_arm_timer_ms(struct swiwarp_cep *cep, int ms)
 {
-	unsigned long t = msecs_to_jiffies(max(swiwarp_mpa_timeout_ms, 100));
+	unsigned long t = msecs_to_jiffies(ms);
 
 	cep->deadline = jiffies + t;
 	swiwarp_cep_get(cep);
 	if (!queue_delayed_work(swiwarp_cm_wq, &cep->timeout, t))
 		swiwarp_cep_put(cep);
+}
+
+static void swiwarp_cep_arm_timer(struct swiwarp_cep *cep)
+{
+	swiwarp_cep_arm_timer_ms(cep, max(swiwarp_mpa_timeout_ms, 100));
+}
+
+/* Let a responder's QP send (any context). */
+static void swiwarp_qp_release_hold(struct swiwarp_qp *qp)
+{
+	if (READ_ONCE(qp->tx_hold)) {
+		WRITE_ONCE(qp->tx_hold, false);
+		swiwarp_sq_kick(qp);
+	}
 }
 
 static void swiwarp_cep_stop_timer(struct swiwarp_cep *cep)
@@ -394,6 +421,10 @@ static int swiwarp_cep_qp_rts(struct swiwarp_cep *cep, int rtr)
 	qp->sock = cep->sock;
 	qp->cep = cep;
 	swiwarp_rx_reset(qp);
+	qp->rx.rtr_send = !cep->active && cep->res.p2p &&
+		cep->res.rtr == IWARP_MPA_RTR_SEND;
+	WRITE_ONCE(qp->tx_hold, !cep->active &&
+		   READ_ONCE(swiwarp_responder_hold_ms) > 0);
 	spin_unlock_bh(&qp->rx_lock);
 	memset(qp->tx.msn, 0, sizeof(qp->tx.msn));
 	qp->tx.buf_len = 0;
@@ -508,15 +539,38 @@ static void swiwarp_cep_notify_close(struct swiwarp_cep *cep)
 	}
 }
 
+/*
+ * Discard what the peer sent that nobody will read any more: TCP resets
+ * a connection closed with unread data and throws away what is still
+ * queued for sending.  Bounded, so a peer that keeps sending cannot hold
+ * the CM work item.
+ */
+static void swiwarp_cep_discard_input(struct swiwarp_cep *cep)
+{
+	struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
+	struct kvec iov;
+	int i;
+
+	for (i = 0; i < 4096; i++) {
+		iov.iov_base = cep->rbuf;
+		iov.iov_len = sizeof(cep->rbuf);
+		if (kernel_recvmsg(cep->sock, &msg, &iov, 1, iov.iov_len,
+				   MSG_DONTWAIT) <= 0)
+			break;
+	}
+}
+
 static void swiwarp_cep_release_sock(struct swiwarp_cep *cep, bool abort)
 {
 	if (!cep->sock)
 		return;
 	swiwarp_cep_restore_cb(cep);
-	if (abort)
+	if (abort) {
 		sock_no_linger(cep->sock->sk);
-	else
+	} else {
+		swiwarp_cep_discard_input(cep);
 		kernel_sock_shutdown(cep->sock, SHUT_RDWR);
+	}
 	sock_release(cep->sock);
 	cep->sock = NULL;
 }
@@ -656,9 +710,13 @@ static void swiwarp_policy_init(struct iwarp_mpa_policy *pol, bool initiator,
 		if (!pol->rtr_mask)
 			pol->p2p = false;
 	} else {
-		/* As responder we take a zero-length Write or Read RTR. */
+		/*
+		 * As responder we take any RTR kind; the shared negotiation
+		 * prefers Write, then Read, so a Send RTR is used only when
+		 * the initiator offers nothing else.
+		 */
 		pol->p2p = true;
-		pol->rtr_mask = IWARP_MPA_RTR_WRITE | IWARP_MPA_RTR_READ;
+		pol->rtr_mask = IWARP_MPA_RTR_ALL;
 	}
 	pol->relaxed_ird_ord = true;
 	pol->ird = min_t(u32, ird, SWIWARP_MAX_IRD);
@@ -1000,6 +1058,9 @@ static void swiwarp_cep_timeout(struct work_struct *w)
 		if (cep->await_rtr) {
 			pr_info_ratelimited("swiwarp: no RTR from initiator\n");
 			swiwarp_cep_fail(cep, -ETIMEDOUT, true);
+		} else if (cep->qp) {
+			/* The ULP's server speaks first. */
+			swiwarp_qp_release_hold(cep->qp);
 		}
 		break;
 	case CEP_RECVD_MPAREQ:
@@ -1055,6 +1116,7 @@ void swiwarp_cm_rtr_received(struct swiwarp_qp *qp)
 
 	if (cep && cep->await_rtr)
 		swiwarp_cep_event(cep, CEP_EV_RTR);
+	swiwarp_qp_release_hold(qp);
 }
 
 /* ---------------------------------------------------- iw_cm entry points */
@@ -1228,6 +1290,10 @@ int swiwarp_accept(struct iw_cm_id *id, struct iw_cm_conn_param *p)
 	} else {
 		cep->connected_up = true;
 		swiwarp_cm_upcall(cep, id, IW_CM_EVENT_ESTABLISHED, 0, NULL, 0);
+		if (READ_ONCE(qp->tx_hold))
+			swiwarp_cep_arm_timer_ms(cep,
+						 max(READ_ONCE(swiwarp_responder_hold_ms),
+						     1));
 	}
 	rv = 0;
 	goto out;

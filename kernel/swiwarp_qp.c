@@ -281,7 +281,14 @@ int swiwarp_qp_modify_state(struct swiwarp_qp *qp,
 			qp->state = SWIWARP_QP_ERROR;
 			flush = true;
 			drop = true;
-			abort = true;
+			/*
+			 * Sends and Writes complete once handed to TCP, so
+			 * a reset here would discard data the consumer was
+			 * told is sent (rsockets destroys its QP right after
+			 * its last Sends completed).  Close with a FIN after
+			 * the queued data; reset only after a Terminate.
+			 */
+			abort = qp->term_sent || qp->term_rcvd;
 		} else if (next != SWIWARP_QP_RTS) {
 			rv = -EINVAL;
 		}

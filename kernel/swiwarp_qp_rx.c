@@ -47,6 +47,8 @@ void swiwarp_rx_reset(struct swiwarp_qp *qp)
 	rx->mk_seen = 0;
 	rx->mk_hdr_at = 0;
 	rx->mk_trailer = false;
+	rx->rtr_send = false;
+	rx->rtr_skip = false;
 }
 
 void swiwarp_rx_cleanup(struct swiwarp_qp *qp)
@@ -387,6 +389,19 @@ static int swiwarp_rx_header(struct swiwarp_qp *qp)
 	case IWARP_OP_SEND_SE:
 	case IWARP_OP_SEND_INVALIDATE:
 	case IWARP_OP_SEND_SE_INVALIDATE:
+		/*
+		 * The MPA v2 Send RTR (RFC 6581) of a P2P initiator: a
+		 * zero-length Send starting the stream.  It takes MSN 1 of
+		 * the Send queue but no receive buffer and makes no
+		 * completion; the consumer never sees it.
+		 */
+		if (rx->rtr_send && !rx->first_done &&
+		    msg.opcode == IWARP_OP_SEND && rx->last &&
+		    !rx->data_left && !rx->seg_mo &&
+		    rx->msn == rx->msn_next[IWARP_DDP_QN_SEND]) {
+			rx->rtr_skip = true;
+			return 0;
+		}
 		return swiwarp_rx_setup_send(qp);
 	case IWARP_OP_READ_REQUEST:
 		if (rx->data_left || !rx->last) {
@@ -413,6 +428,11 @@ static void swiwarp_rx_segment_done(struct swiwarp_qp *qp)
 	case IWARP_OP_SEND_SE:
 	case IWARP_OP_SEND_INVALIDATE:
 	case IWARP_OP_SEND_SE_INVALIDATE:
+		if (rx->rtr_skip) {
+			rx->rtr_skip = false;
+			rx->msn_next[IWARP_DDP_QN_SEND]++;
+			break;
+		}
 		if (rx->last) {
 			bool se = rx->opcode == IWARP_OP_SEND_SE ||
 				rx->opcode == IWARP_OP_SEND_SE_INVALIDATE;

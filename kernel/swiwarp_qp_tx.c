@@ -899,6 +899,9 @@ static void swiwarp_tx_run(struct swiwarp_qp *qp)
 				continue;
 			if (qp->term_sent || qp->tx.term_pending)
 				continue;
+			/* Responder before the initiator's first FPDU. */
+			if (READ_ONCE(qp->tx_hold))
+				goto idle;
 			swiwarp_sq_set_active(qp, true);
 			if (!swiwarp_sq_fetch(qp, &qp->tx.wqe))
 				return;

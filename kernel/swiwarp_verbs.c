@@ -648,7 +648,8 @@ int swiwarp_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct swiwarp_dev *sdev = qp->sdev;
 
 	swiwarp_qp_modify_state(qp, SWIWARP_QP_ERROR);
-	swiwarp_cm_qp_drop(qp, true);
+	/* Graceful unless the state change above asked for a reset. */
+	swiwarp_cm_qp_drop(qp, false);
 	/* A cancelled TX run still holds the reference of its kick. */
 	if (cancel_work_sync(&qp->tx_work))
 		swiwarp_qp_put(qp);
