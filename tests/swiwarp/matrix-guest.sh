@@ -324,65 +324,6 @@ if part raw; then
 		fi
 		lab_barrier "$tag-done" 100
 	done
-
-	# RFC 5044 7.1.2: a responder sends no FPDU before it received one
-	# from the initiator.  ucmatose's server posts its Sends as soon as
-	# the connection is up; a raw client that sends nothing after the
-	# Reply must see nothing for responder_hold_ms (1 s), and then the
-	# data (a server that speaks first must not wait forever).
-	step_no=$((step_no + 1))
-	tag=s$step_no
-	if [ "$LAB_ID" = $rs ]; then
-		timeout 40 ucmatose -b 192.0.2.$rs -C 2 >"$work/$tag-server.log" 2>&1 &
-		pid=$!
-		lab_wait_listen 7471 30 || true
-	fi
-	lab_barrier "$tag-listen" 100
-	if [ "$LAB_ID" != $rs ]; then
-		if why=$(python3 - 192.0.2.$rs 7471 <<'PY' 2>&1
-import socket, struct, sys, time
-s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=30)
-pd = struct.pack(">HH", 8, 8)  # no P2P, IRD 8, ORD 8
-s.sendall(b"MPA ID Req Frame" + bytes([0x10, 2]) + struct.pack(">H", len(pd)) + pd)
-hdr = b""
-while len(hdr) < 20:
-    c = s.recv(20 - len(hdr))
-    if not c:
-        sys.exit("closed before the MPA Reply")
-    hdr += c
-if hdr[:16] != b"MPA ID Rep Frame" or hdr[16] & 0x20:
-    sys.exit("no accepting MPA Reply: %r" % hdr)
-left = struct.unpack(">H", hdr[18:20])[0]
-while left:
-    c = s.recv(left)
-    if not c:
-        sys.exit("closed inside the Reply")
-    left -= len(c)
-t0 = time.monotonic()
-s.settimeout(15)
-try:
-    first = s.recv(1)
-except socket.timeout:
-    sys.exit("no FPDU from the server within 15 s")
-dt = time.monotonic() - t0
-if not first:
-    sys.exit("server closed instead of sending")
-if dt < 0.8:
-    sys.exit("server's first FPDU %.3f s after its Reply, before ours" % dt)
-print("first FPDU after %.2f s" % dt)
-PY
-		); then
-			lab_pass "matrix/$mode/responder-waits-for-first-fpdu"
-			echo "matrix: responder hold: $why"
-		else
-			lab_fail "matrix/$mode/responder-waits-for-first-fpdu" "$(echo "$why" | tail -n 1)"
-		fi
-	fi
-	if [ "$LAB_ID" = $rs ]; then
-		kill "$pid" 2>/dev/null
-		wait "$pid"
-	fi
-	lab_barrier "$tag-done" 100
 fi
 
 if [ "$(drv_of "$LAB_ID")" = swiwarp ]; then
