@@ -6,6 +6,10 @@
 #   peer_vanish  guest 1 drops every frame (netem loss 100%) and freezes
 #                its server, like a powered-off peer; guest 2 must get
 #                errors once TCP gives up (tcp_retries2=5 there, ~10 s)
+#   peer_vanish_acked  the same, but for 1 s only large frames are dropped
+#                (the client's data are acknowledged, the Read Responses
+#                lost): the client has nothing to retransmit and only TCP
+#                keepalive can find the peer gone
 #   peer_killed  guest 1's server is killed with SIGKILL mid-stream
 #   link_flap    guest 2: ip link set eth0 down, 3 s, up; then a fresh run
 #                must pass (recover)
@@ -41,11 +45,29 @@ server() {
 	spid=$!
 	lab_wait_listen "$2" 30
 }
-# client PHASE PORT SECS [ADDR]: stream until SECS or a fault; sets crc, took
+# client PHASE PORT SECS [ADDR]: stream until SECS or a fault; sets crc, took.
+# Once every QP is connected and streaming (or the client gave up) it starts
+# $on_stream (if set) in the background, streams $lead seconds more
+# (default 5) and meets guest 1 at barrier PHASE-go, where guest 1 injects
+# its fault at once.  So no fault hits the connection setup, and the delay
+# is measured on this guest's clock: the lab's guests may keep very
+# different time (one whose TSC calibration failed ran ~9x slow, so a
+# "sleep 4" there outlasted a whole 10 s run).
 client() {
-	local t0=$SECONDS
+	local t0=$SECONDS cpid
 	timeout 300 "$soak" client "${4:-$LAB_PEER_IP}" "$2" -q $nqp -t "$3" -w 90 -F \
-		>"$LAB_OUT/$1-client.out" 2>&1
+		>"$LAB_OUT/$1-client.out" 2>&1 &
+	cpid=$!
+	for _ in $(seq 480); do
+		grep -qs 'QPs connected' "$LAB_OUT/$1-client.out" && break
+		kill -0 $cpid 2>/dev/null || break
+		sleep 0.25
+	done
+	echo "[$1] streaming after $((SECONDS - t0)) s"
+	[ -n "${on_stream:-}" ] && bash -c "$on_stream" &
+	kill -0 $cpid 2>/dev/null && sleep "${lead:-5}"
+	lab_barrier "$1-go" 300
+	wait $cpid
 	crc=$?
 	took=$((SECONDS - t0))
 	sed "s/^/[$1] /" "$LAB_OUT/$1-client.out"
@@ -79,7 +101,7 @@ verdict() {
 if [ "$LAB_ID" = 1 ]; then
 	server peer_vanish 7201
 	lab_barrier pv-listen 120
-	sleep 5
+	lab_barrier peer_vanish-go 300
 	kill -STOP $spid
 	tc qdisc replace dev eth0 root netem loss 100%
 	lab_barrier pv-client-done 300
@@ -95,11 +117,49 @@ else
 fi
 lab_barrier pv-done 120
 
+# ---- peer_vanish_acked ---------------------------------------------------
+# Like peer_vanish, but guest 1 first drops only the frames of 256 octets
+# or more for 1 s: its TCP still acknowledges what the client sends (Read
+# Requests, Sends) while the Read Responses are lost.  The client then has
+# nothing unacknowledged and TCP never gives up on its own; the QPs wait
+# for their Reads until TCP keepalive (swiwarp's keepalive_s) finds the
+# peer gone.  Without keepalive this is the "FLUSH INCOMPLETE" hang.
+if [ "$LAB_ID" = 1 ]; then
+	server peer_vanish_acked 7208
+	lab_barrier pa-listen 120
+	lab_barrier peer_vanish_acked-go 300
+	kill -STOP $spid
+	tc qdisc replace dev eth0 root handle 1: prio
+	tc qdisc add dev eth0 parent 1:3 handle 30: netem loss 100%
+	for b in 0100 0200 0400 0800 1000 2000 4000 8000; do
+		# IPv4 total length with bit b set, i.e. >= 256 octets
+		tc filter add dev eth0 parent 1: protocol ip prio 1 u32 \
+			match u16 0x$b 0x$b at 2 flowid 1:3
+	done
+	# long enough for the ACKs of the client's last data (the server
+	# is frozen, so that is under one round trip); short, so that guest
+	# 1's TCP does not give up on its lost Read Responses first and reset
+	# the connections with an RST that would still get through
+	sleep 1
+	tc qdisc replace dev eth0 root netem loss 100%
+	lab_barrier pa-client-done 300
+	tc qdisc del dev eth0 root
+	kill -KILL $spid
+	kill -CONT $spid 2>/dev/null
+	gone $spid 30 || lab_fail "$p.peer_vanish_acked.server_exit" "frozen server did not go away after SIGKILL"
+else
+	lab_barrier pa-listen 120
+	client peer_vanish_acked 7208 120
+	verdict peer_vanish_acked
+	lab_barrier pa-client-done 300
+fi
+lab_barrier pa-done 120
+
 # ---- peer_killed ---------------------------------------------------------
 if [ "$LAB_ID" = 1 ]; then
 	server peer_killed 7202
 	lab_barrier pk-listen 120
-	sleep 5
+	lab_barrier peer_killed-go 300
 	kill -KILL $spid
 	if gone $spid 30; then lab_pass "$p.peer_killed.server_exit"; else lab_fail "$p.peer_killed.server_exit" "killed server stuck"; fi
 	lab_barrier pk-client-done 300
@@ -114,25 +174,27 @@ fi
 if [ "$LAB_ID" = 1 ]; then
 	server link_flap 7203
 	lab_barrier lf-listen 120
+	lab_barrier link_flap-go 300
 	lab_barrier lf-client-done 300
 	kill $spid 2>/dev/null
 	gone $spid 20 || { kill -KILL $spid; lab_fail "$p.link_flap.server_exit" "server stuck"; }
 	server link_flap_after 7204
 	lab_barrier lf2-listen 120
+	lab_barrier link_flap_after-go 300
 	wait $spid
 	src=$?
 	if [ $src -eq 0 ]; then lab_pass "$p.link_flap.recover_server"; else lab_fail "$p.link_flap.recover_server" "exit $src: $(tail -n 1 "$LAB_OUT/link_flap_after-server.out")"; fi
 else
 	lab_barrier lf-listen 120
-	( sleep 5; ip link set eth0 down; sleep 3; ip link set eth0 up ) &
-	client link_flap 7203 120
+	on_stream='sleep 5; ip link set eth0 down; sleep 3; ip link set eth0 up' \
+		client link_flap 7203 120
 	wait
 	verdict link_flap
 	# the link is back: wait for the route, then a clean run must pass
 	for _ in $(seq 40); do ping -c1 -W1 "$LAB_PEER_IP" >/dev/null 2>&1 && break; sleep 0.5; done
 	lab_barrier lf-client-done 300
 	lab_barrier lf2-listen 120
-	client link_flap_after 7204 10
+	lead=0 client link_flap_after 7204 10
 	if [ $crc -eq 0 ]; then lab_pass "$p.link_flap.recover"; else lab_fail "$p.link_flap.recover" "fresh run after the flap: exit $crc"; fi
 fi
 
@@ -140,7 +202,7 @@ fi
 if [ "$LAB_ID" = 1 ]; then
 	server rmmod_busy 7205
 	lab_barrier rb-listen 120
-	sleep 4
+	lab_barrier rmmod_busy-go 300
 	if rmmod swiwarp 2>"$LAB_OUT/rmmod_busy.err"; then
 		lab_fail "$p.rmmod_busy.refused" "rmmod succeeded with live QPs"
 	else
@@ -151,7 +213,7 @@ if [ "$LAB_ID" = 1 ]; then
 	if [ $src -eq 0 ]; then lab_pass "$p.rmmod_busy.server"; else lab_fail "$p.rmmod_busy.server" "exit $src"; fi
 else
 	lab_barrier rb-listen 120
-	client rmmod_busy 7205 10
+	lead=2 client rmmod_busy 7205 10
 	if [ $crc -eq 0 ]; then lab_pass "$p.rmmod_busy.client (run verified)"; else lab_fail "$p.rmmod_busy.client" "exit $crc"; fi
 fi
 lab_barrier rb-done 120
@@ -160,7 +222,7 @@ lab_barrier rb-done 120
 if [ "$LAB_ID" = 1 ]; then
 	server link_delete 7206
 	lab_barrier ld-listen 120
-	sleep 4
+	lab_barrier link_delete-go 300
 	t0=$SECONDS
 	timeout 120 rdma link delete swiwarp0
 	drc=$?
@@ -194,7 +256,7 @@ if [ $mrc -ne 0 ]; then
 elif [ "$LAB_ID" = 1 ]; then
 	server netdev_gone 7207 "$mv_ip"
 	lab_barrier ng-listen 120
-	sleep 4
+	lab_barrier netdev_gone-go 300
 	t0=$SECONDS
 	timeout 120 ip link del mv0
 	drc=$?
