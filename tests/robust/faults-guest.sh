@@ -126,16 +126,19 @@ lab_barrier pv-done 120
 # peer gone.  Without keepalive this is the "FLUSH INCOMPLETE" hang.
 if [ "$LAB_ID" = 1 ]; then
 	server peer_vanish_acked 7208
-	lab_barrier pa-listen 120
-	lab_barrier peer_vanish_acked-go 300
-	kill -STOP $spid
+	# set up beforehand (a slow guest takes seconds per tc): frames of
+	# 256 octets or more go to band 3, for now a plain FIFO
 	tc qdisc replace dev eth0 root handle 1: prio
-	tc qdisc add dev eth0 parent 1:3 handle 30: netem loss 100%
+	tc qdisc add dev eth0 parent 1:3 handle 30: pfifo
 	for b in 0100 0200 0400 0800 1000 2000 4000 8000; do
 		# IPv4 total length with bit b set, i.e. >= 256 octets
 		tc filter add dev eth0 parent 1: protocol ip prio 1 u32 \
 			match u16 0x$b 0x$b at 2 flowid 1:3
 	done
+	lab_barrier pa-listen 300
+	lab_barrier peer_vanish_acked-go 300
+	kill -STOP $spid
+	tc qdisc replace dev eth0 parent 1:3 handle 30: netem loss 100%
 	# long enough for the ACKs of the client's last data (the server
 	# is frozen, so that is under one round trip); short, so that guest
 	# 1's TCP does not give up on its lost Read Responses first and reset
@@ -148,7 +151,7 @@ if [ "$LAB_ID" = 1 ]; then
 	kill -CONT $spid 2>/dev/null
 	gone $spid 30 || lab_fail "$p.peer_vanish_acked.server_exit" "frozen server did not go away after SIGKILL"
 else
-	lab_barrier pa-listen 120
+	lab_barrier pa-listen 300
 	client peer_vanish_acked 7208 120
 	verdict peer_vanish_acked
 	lab_barrier pa-client-done 300

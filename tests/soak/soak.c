@@ -466,7 +466,7 @@ static int client(const char *addr, const char *port, int nqp, int secs)
 	uint8_t *region = mmap(NULL, size, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	int i, bad = 0, done = 0;
-	long long t0, end, last, err_at = 0;
+	long long t0, end, last, err_at = 0, last_ok = 0;
 	uint64_t sends = 0, writes = 0, reads = 0, bytes = 0, flushed = 0;
 	char first_err[160] = "";
 	bool removed = false;
@@ -679,8 +679,9 @@ post_err:
 				if (left <= 0 || removed)
 					break;
 				if (now_ms() - err_at > 60000) {
-					printf("soak client: first error after %.1f s: %s\n",
-					       (err_at - t0) / 1000.0, first_err);
+					printf("soak client: first error after %.1f s (%.1f s after the last good completion): %s\n",
+					       (err_at - t0) / 1000.0,
+					       last_ok ? (err_at - last_ok) / 1000.0 : 0.0, first_err);
 					printf("soak client: FLUSH INCOMPLETE: %d WRs never completed 60 s after the error\n",
 					       left);
 					missing(c, nqp);
@@ -724,6 +725,8 @@ post_err:
 				}
 				s->rd_busy[sl] = 0;
 			}
+			if (wc[j].status == IBV_WC_SUCCESS && !err_at)
+				last_ok = now_ms();
 			if (wc[j].status != IBV_WC_SUCCESS) {
 				if (!err_at) {
 					err_at = now_ms();
@@ -793,8 +796,9 @@ post_err:
 	       nqp, (now_ms() - t0) / 1000.0, (unsigned long long)sends,
 	       (unsigned long long)writes, (unsigned long long)reads, bytes / 1e6, bad);
 	if (err_at)
-		printf("soak client: ERROR after %.1f s: %s; all outstanding WRs completed, %llu with flush status\n",
-		       (err_at - t0) / 1000.0, first_err, (unsigned long long)flushed);
+		printf("soak client: ERROR after %.1f s (%.1f s after the last good completion): %s; all outstanding WRs completed, %llu with flush status\n",
+		       (err_at - t0) / 1000.0, last_ok ? (err_at - last_ok) / 1000.0 : 0.0,
+		       first_err, (unsigned long long)flushed);
 	fflush(stdout);
 	for (i = 0; i < nqp; i++)
 		rdma_disconnect(c[i].id);
