@@ -55,7 +55,7 @@ server() {
 # "sleep 4" there outlasted a whole 10 s run).
 client() {
 	local t0=$SECONDS cpid
-	timeout 300 "$soak" client "${4:-$LAB_PEER_IP}" "$2" -q $nqp -t "$3" -w 90 -F \
+	timeout 600 "$soak" client "${4:-$LAB_PEER_IP}" "$2" -q $nqp -t "$3" -w 90 -F \
 		>"$LAB_OUT/$1-client.out" 2>&1 &
 	cpid=$!
 	for _ in $(seq 480); do
@@ -92,7 +92,7 @@ verdict() {
 	3) lab_pass "$p.$1 (client: $why; took ${took} s)" ;;
 	0) lab_fail "$p.$1" "the run finished without seeing the fault" ;;
 	4) lab_fail "$p.$1" "client hung: $(tail -n 1 "$LAB_OUT/$1-client.out")" ;;
-	124) lab_fail "$p.$1" "client still running after 300 s" ;;
+	124) lab_fail "$p.$1" "client still running after 600 s" ;;
 	*) lab_fail "$p.$1" "client exit $crc: $(grep -m1 -E 'DUPLICATE|wrong|bad' "$LAB_OUT/$1-client.out" || tail -n 1 "$LAB_OUT/$1-client.out")" ;;
 	esac
 }
@@ -104,16 +104,16 @@ if [ "$LAB_ID" = 1 ]; then
 	lab_barrier peer_vanish-go 300
 	kill -STOP $spid
 	tc qdisc replace dev eth0 root netem loss 100%
-	lab_barrier pv-client-done 300
+	lab_barrier pv-client-done 700
 	tc qdisc del dev eth0 root
 	kill -KILL $spid
 	kill -CONT $spid 2>/dev/null
 	if gone $spid 30; then lab_pass "$p.peer_vanish.server_exit"; else lab_fail "$p.peer_vanish.server_exit" "frozen server did not go away after SIGKILL"; fi
 else
 	lab_barrier pv-listen 120
-	client peer_vanish 7201 120
+	client peer_vanish 7201 240
 	verdict peer_vanish
-	lab_barrier pv-client-done 300
+	lab_barrier pv-client-done 700
 fi
 lab_barrier pv-done 120
 
@@ -145,16 +145,16 @@ if [ "$LAB_ID" = 1 ]; then
 	# the connections with an RST that would still get through
 	sleep 1
 	tc qdisc replace dev eth0 root netem loss 100%
-	lab_barrier pa-client-done 300
+	lab_barrier pa-client-done 700
 	tc qdisc del dev eth0 root
 	kill -KILL $spid
 	kill -CONT $spid 2>/dev/null
 	gone $spid 30 || lab_fail "$p.peer_vanish_acked.server_exit" "frozen server did not go away after SIGKILL"
 else
 	lab_barrier pa-listen 300
-	client peer_vanish_acked 7208 120
+	client peer_vanish_acked 7208 240
 	verdict peer_vanish_acked
-	lab_barrier pa-client-done 300
+	lab_barrier pa-client-done 700
 fi
 lab_barrier pa-done 120
 
@@ -165,12 +165,12 @@ if [ "$LAB_ID" = 1 ]; then
 	lab_barrier peer_killed-go 300
 	kill -KILL $spid
 	if gone $spid 30; then lab_pass "$p.peer_killed.server_exit"; else lab_fail "$p.peer_killed.server_exit" "killed server stuck"; fi
-	lab_barrier pk-client-done 300
+	lab_barrier pk-client-done 700
 else
 	lab_barrier pk-listen 120
-	client peer_killed 7202 120
+	client peer_killed 7202 240
 	verdict peer_killed
-	lab_barrier pk-client-done 300
+	lab_barrier pk-client-done 700
 fi
 
 # ---- link_flap -----------------------------------------------------------
@@ -178,7 +178,7 @@ if [ "$LAB_ID" = 1 ]; then
 	server link_flap 7203
 	lab_barrier lf-listen 120
 	lab_barrier link_flap-go 300
-	lab_barrier lf-client-done 300
+	lab_barrier lf-client-done 700
 	kill $spid 2>/dev/null
 	gone $spid 20 || { kill -KILL $spid; lab_fail "$p.link_flap.server_exit" "server stuck"; }
 	server link_flap_after 7204
@@ -190,12 +190,12 @@ if [ "$LAB_ID" = 1 ]; then
 else
 	lab_barrier lf-listen 120
 	on_stream='sleep 5; ip link set eth0 down; sleep 3; ip link set eth0 up' \
-		client link_flap 7203 120
+		client link_flap 7203 240
 	wait
 	verdict link_flap
 	# the link is back: wait for the route, then a clean run must pass
 	for _ in $(seq 40); do ping -c1 -W1 "$LAB_PEER_IP" >/dev/null 2>&1 && break; sleep 0.5; done
-	lab_barrier lf-client-done 300
+	lab_barrier lf-client-done 700
 	lab_barrier lf2-listen 120
 	lead=0 client link_flap_after 7204 10
 	if [ $crc -eq 0 ]; then lab_pass "$p.link_flap.recover"; else lab_fail "$p.link_flap.recover" "fresh run after the flap: exit $crc"; fi
@@ -237,12 +237,12 @@ if [ "$LAB_ID" = 1 ]; then
 		lab_fail "$p.link_delete.device_gone" "rdma link delete rc $drc after ${dt} s, server $sexit"
 	fi
 	_lab_rdma_link_add swiwarp0 swiwarp eth0 || lab_fail "$p.link_delete.readd"
-	lab_barrier ld-client-done 300
+	lab_barrier ld-client-done 700
 else
 	lab_barrier ld-listen 120
-	client link_delete 7206 120
+	client link_delete 7206 240
 	verdict link_delete
-	lab_barrier ld-client-done 300
+	lab_barrier ld-client-done 700
 fi
 
 # ---- netdev_gone ---------------------------------------------------------
@@ -271,12 +271,12 @@ elif [ "$LAB_ID" = 1 ]; then
 	else
 		lab_fail "$p.netdev_gone.device_gone" "ip link del rc $drc after ${dt} s, server $sexit, swiwarp1 $( [ -e /sys/class/infiniband/swiwarp1 ] && echo still there || echo gone)"
 	fi
-	lab_barrier ng-client-done 300
+	lab_barrier ng-client-done 700
 else
 	lab_barrier ng-listen 120
-	client netdev_gone 7207 120 "$mv_peer"
+	client netdev_gone 7207 240 "$mv_peer"
 	verdict netdev_gone
-	lab_barrier ng-client-done 300
+	lab_barrier ng-client-done 700
 	timeout 60 rdma link delete swiwarp1
 	ip link del mv0
 fi

@@ -12,5 +12,5 @@ export BUILD=${BUILD:-$top/build} SWIWARP_TOP=$top
 cd "$top" || exit 1
 source tests/robust/suite-lib.sh
 robust_prereq faults "$BUILD/tools/hostile/swiwarp-soak" || exit 0
-robust_lab faults "${FAULTS_TIMEOUT:-1200}" 1024 "tests/robust/faults-guest.sh"
+robust_lab faults "${FAULTS_TIMEOUT:-1800}" 1024 "tests/robust/faults-guest.sh"
 exit 0
