@@ -776,6 +776,15 @@ static void swiwarp_tx_flush(struct swiwarp_qp *qp)
 		qp->tx.irq_active = false;
 		qp->tx.rd_queued = false;
 	}
+	/*
+	 * The RX engine may still be placing a Read Response into the ORQ
+	 * head (rx.rresp) if it looked at the state just before the QP went
+	 * to ERROR.  Once we held rx_lock it is done with that piece and
+	 * sees ERROR from then on: no ORQ entry is written after its flush.
+	 */
+	spin_lock_bh(&qp->rx_lock);
+	qp->rx.rresp = NULL;
+	spin_unlock_bh(&qp->rx_lock);
 	for (;;) {
 		struct swiwarp_orq_entry *o = NULL;
 
