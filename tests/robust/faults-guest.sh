@@ -138,7 +138,7 @@ if [ "$LAB_ID" = 1 ]; then
 	lab_barrier pa-listen 300
 	lab_barrier peer_vanish_acked-go 300
 	kill -STOP $spid
-	tc qdisc replace dev eth0 parent 1:3 handle 30: netem loss 100%
+	tc qdisc replace dev eth0 parent 1:3 netem loss 100%
 	# long enough for the ACKs of the client's last data (the server
 	# is frozen, so that is under one round trip); short, so that guest
 	# 1's TCP does not give up on its lost Read Responses first and reset
