@@ -216,6 +216,7 @@ struct swiwarp_tx {
 	bool irq_active;		/* wqe below is a Read Response */
 	bool rd_queued;			/* wqe below is a Read already in the ORQ */
 	bool last_of_wqe;		/* buf holds the WQE's last FPDU */
+	bool more;			/* more FPDUs of the WQE follow */
 	bool term_done;			/* buf holds our Terminate */
 	int rtr_pending;		/* SWIWARP_RTR_* to send first */
 	struct swiwarp_wqe wqe;		/* SQ WQE or Read Response */
@@ -461,6 +462,7 @@ void swiwarp_qp_event(struct swiwarp_qp *qp, enum ib_event_type type);
 /* swiwarp_qp_tx.c */
 void swiwarp_tx_work(struct work_struct *w);
 void swiwarp_sq_kick(struct swiwarp_qp *qp);
+void swiwarp_sq_kick_direct(struct swiwarp_qp *qp);
 int swiwarp_tx_init(struct swiwarp_qp *qp);
 void swiwarp_tx_free(struct swiwarp_qp *qp);
 u8 *swiwarp_tx_alloc_buf(void);

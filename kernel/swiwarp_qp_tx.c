@@ -68,6 +68,8 @@ void swiwarp_tx_free(struct swiwarp_qp *qp)
 	qp->tx.mbuf = NULL;
 }
 
+static void swiwarp_tx_run(struct swiwarp_qp *qp);
+
 /* Run the TX engine of qp soon.  Any context. */
 void swiwarp_sq_kick(struct swiwarp_qp *qp)
 {
@@ -75,6 +77,26 @@ void swiwarp_sq_kick(struct swiwarp_qp *qp)
 		return;
 	if (!queue_work(swiwarp_tx_wq, &qp->tx_work))
 		swiwarp_qp_put(qp);
+}
+
+/*
+ * The doorbell: run the TX engine right here, in the process context of
+ * the post_send system call, when nobody else runs it.  Saves the worker
+ * wake-up and context switch per post (most of a small message's
+ * latency).  The engine never blocks on the socket (MSG_DONTWAIT) and
+ * stops after SWIWARP_TX_BURST FPDUs, handing the rest to the worker; if
+ * the worker holds tx_lock it is running and will see the new WQEs (the
+ * SQ idle protocol guarantees that), so a queued kick is enough.
+ */
+void swiwarp_sq_kick_direct(struct swiwarp_qp *qp)
+{
+	if (!mutex_trylock(&qp->tx_lock)) {
+		swiwarp_sq_kick(qp);
+		return;
+	}
+	if (qp->tx.buf)
+		swiwarp_tx_run(qp);
+	mutex_unlock(&qp->tx_lock);
 }
 
 /*
@@ -190,6 +212,7 @@ static void swiwarp_tx_frame(struct swiwarp_qp *qp, u32 ulpdu_len)
 	n += pad;
 	qp->tx.buf_sent = 0;
 	qp->tx.nfrag = 0;
+	qp->tx.more = false;
 	if (unlikely(qp->tx_markers)) {
 		iwarp_crc32c_put(buf + n, 0);
 		swiwarp_tx_mark(qp, n + IWARP_MPA_CRC_FIELD);
@@ -241,6 +264,8 @@ static int swiwarp_tx_push(struct swiwarp_qp *qp)
 		off = tx->buf_sent - pos;
 		if (tx->buf_sent + (f->len - off) < tx->buf_len)
 			flags |= MSG_MORE | (f->page ? MSG_SENDPAGE_NOTLAST : 0);
+		else if (tx->more)
+			flags |= MSG_MORE;
 		rv = swiwarp_tx_send_frag(qp, f, off, f->len - off, flags);
 		if (rv < 0)
 			return rv;
@@ -309,6 +334,7 @@ static int swiwarp_tx_frame_pages(struct swiwarp_qp *qp,
 		.kva = tx->trailer, .len = pad + IWARP_MPA_CRC_FIELD,
 	};
 	tx->nfrag = k;
+	tx->more = false;
 	tx->buf_len = IWARP_MPA_ULPDU_LEN_FIELD + ulpdu + pad +
 		IWARP_MPA_CRC_FIELD;
 	tx->buf_sent = 0;
@@ -653,6 +679,7 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 				    hlen, n)) {
 		wqe->processed += n;
 		*done = msg.ddp.last;
+		qp->tx.more = !msg.ddp.last;
 		return 0;
 	}
 	if (n) {
@@ -674,6 +701,8 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 	swiwarp_tx_frame(qp, hlen + n);
 	wqe->processed += n;
 	*done = msg.ddp.last;
+	/* More FPDUs of this message follow: let TCP pack them. */
+	qp->tx.more = !msg.ddp.last;
 	return 0;
 }
 

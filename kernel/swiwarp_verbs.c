@@ -786,12 +786,12 @@ int swiwarp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	int rv = 0;
 
 	if (qp->user) {
-		/* The doorbell: a 0-WR POST_SEND. */
+		/* The doorbell: a 0-WR POST_SEND, in process context. */
 		if (wr) {
 			*bad = wr;
 			return -EINVAL;
 		}
-		swiwarp_sq_kick(qp);
+		swiwarp_sq_kick_direct(qp);
 		return 0;
 	}
 
