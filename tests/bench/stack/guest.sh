@@ -71,6 +71,11 @@ use_stack() {
 	if [ -n "${crc:-}" ]; then
 		echo "$crc" >/sys/module/swiwarp/parameters/mpa_crc || return 1
 	fi
+	# The bench measures swiwarp's doorbell TX (off by default until the
+	# siw interop matrix passes with it, see Documentation/kernel.md).
+	if [ "$drv" = swiwarp ] && [ -w /sys/module/swiwarp/parameters/direct_tx ]; then
+		echo 1 >/sys/module/swiwarp/parameters/direct_tx || return 1
+	fi
 	# Exactly one RDMA device, the one we want: otherwise rdma_cm may pick
 	# a stale device of the other driver and the numbers would be lies.
 	[ "$(ls /sys/class/infiniband)" = "${drv}0" ] || {
