@@ -839,11 +839,33 @@ static int c_inval(struct cctx *x, bool write, char *why, size_t wl)
 		return 1;
 	}
 	memcpy(x->buf + 2 * PG, "DEREG", 5);
-	if (post1(x->qp, 3, IBV_WR_SEND, x->buf + 2 * PG, 5, x->mr->lkey, 0, 0, IBV_SEND_SIGNALED) ||
-	    wait_wc(x->cq, EVENT_MS, &wc) != IBV_WC_SUCCESS ||
-	    wait_wc(x->cq, EVENT_MS, &wc) != IBV_WC_SUCCESS || wc.wr_id != 100) {
-		snprintf(why, wl, "DEREG exchange failed");
+	if (post1(x->qp, 3, IBV_WR_SEND, x->buf + 2 * PG, 5, x->mr->lkey, 0, 0, IBV_SEND_SIGNALED)) {
+		snprintf(why, wl, "DEREG exchange: post Send: %s", strerror(errno));
 		return 1;
+	}
+	/*
+	 * Two completions on the one CQ: our Send (3) and the server's reply
+	 * (Recv 100).  Verbs does not order the send and receive queues'
+	 * completions against each other: the reply may complete first.
+	 */
+	for (int got = 0; got != 3;) {
+		st1 = wait_wc(x->cq, EVENT_MS, &wc);
+		if (st1 != IBV_WC_SUCCESS) {
+			snprintf(why, wl, "DEREG exchange: %s %s (have%s%s)",
+				 st1 == -1 ? "no completion within" : "completion failed:",
+				 st1 == -1 ? "60 s" : ibv_wc_status_str(wc.status),
+				 got & 1 ? " Send" : "", got & 2 ? " reply" : "");
+			return 1;
+		}
+		if (wc.wr_id == 3)
+			got |= 1;
+		else if (wc.wr_id == 100)
+			got |= 2;
+		else {
+			snprintf(why, wl, "DEREG exchange: unexpected completion wr_id %llu",
+				 (unsigned long long)wc.wr_id);
+			return 1;
+		}
 	}
 	if (nw->rkey == old.rkey) {
 		snprintf(why, wl, "re-registration handed out the dead STag 0x%x again", old.rkey);
