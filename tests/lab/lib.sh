@@ -179,5 +179,25 @@ lab_delay_egress() {
 	tc qdisc replace dev "$dev" root netem delay "${ms}ms" limit 100000
 }
 
+# lab_delay_syn MS [DEV]: delay only the TCP SYNs (and SYN-ACKs) this guest
+# sends, by MS.  Works around a race in Debian's perftest 4.5 with -R: its
+# server destroys the listener of the first (control) connection and only
+# then listens again on the same port for the data connection, while the
+# client connects again at once.  A SYN that falls into that gap gets a RST,
+# the client fails (RDMA_CM_EVENT_REJECTED, -111) and then crashes inside
+# librdmacm (seen once in 65-swiwarp-markers: 13 ms between the server's
+# last control message and the client's SYN).  Upstream perftest later
+# added a connect retry (retry_rdma_connect) for exactly this.  Other
+# traffic is untouched: only packets with the SYN bit go to the delayed band.
+lab_delay_syn() {
+	local ms=$1 dev=${2:-eth0}
+	modprobe -a sch_prio sch_netem cls_u32 || return 1
+	tc qdisc replace dev "$dev" root handle 1: prio || return 1
+	tc qdisc replace dev "$dev" parent 1:3 handle 30: netem delay "${ms}ms" || return 1
+	# IPv4 without options: the TCP flags are octet 33 of the packet.
+	tc filter add dev "$dev" parent 1: protocol ip prio 1 u32 \
+		match ip protocol 6 0xff match u8 0x02 0x02 at 33 flowid 1:3
+}
+
 # lab_rdma_dev: name of the first RDMA device (for -d options).
 lab_rdma_dev() { ls /sys/class/infiniband 2>/dev/null | head -n 1; }

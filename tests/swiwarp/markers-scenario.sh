@@ -37,6 +37,11 @@ if [ $rc -ne 0 ]; then
 	lab_finish
 fi
 dev=$(lab_rdma_dev)
+# perftest -R reconnects to a port its server is still re-opening (see
+# lab_delay_syn in tests/lab/lib.sh): give the server 300 ms.
+if [ "$LAB_ID" != 3 ] && ! lab_delay_syn 300; then
+	lab_fail "markers/syn-delay-$me" "tc setup failed"
+fi
 lab_barrier loaded 600
 
 # set_params PHASE M1 M2 CRC: module parameters markers of guests 1 and 2,
