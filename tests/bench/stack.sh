@@ -8,10 +8,11 @@
 #
 # Environment (all optional):
 #   STACK_MODES="lo link"   STACK_SIZES="64 4096 65536 1048576 4194304"
-#   STACK_REPS=2   STACK_BYTES=33554432 (per bandwidth run)
-#   STACK_MIN_MSGS=20 (fewest messages per bandwidth run)
+#   STACK_REPS=2   STACK_BYTES=4194304 (per bandwidth run)
+#   STACK_MIN_MSGS=2 (fewest messages per bandwidth run)
 #   STACK_BW_TESTS="write read send"   STACK_LAT_TESTS="send write read"
-#   STACK_STACKS="siw swiwarp swiwarp-crc"   STACK_RUN_TIMEOUT=60 (per run)
+#   STACK_STACKS="siw swiwarp swiwarp-crc"   STACK_RUN_TIMEOUT=90 (per run)
+#   STACK_TIMEOUT_RATE=65536 (bandwidth runs get 1 s more per this many bytes)
 #   STACK_CONN_N=20 (connections per connbench run)
 #   STACK_PERF=REGEX        profile matching runs ("write.65536.swiwarp$") with perf
 #   STACK_PARALLEL=1        boot both modes at once (default: one after the other)
@@ -36,7 +37,7 @@ mkdir -p "$out"
 # Guests get no environment from lab run: pass our knobs on the command line.
 env_args="BUILD=$build"
 for v in STACK_SIZES STACK_REPS STACK_BYTES STACK_BW_TESTS STACK_LAT_TESTS STACK_STACKS \
-	STACK_RUN_TIMEOUT STACK_CONN_N STACK_LAT_ITERS STACK_PERF STACK_MIN_MSGS; do
+	STACK_RUN_TIMEOUT STACK_CONN_N STACK_LAT_ITERS STACK_PERF STACK_MIN_MSGS STACK_TIMEOUT_RATE; do
 	[ -n "${!v:-}" ] && env_args="$env_args $v='${!v}'"
 done
 

@@ -25,10 +25,14 @@ bw_tests=${STACK_BW_TESTS:-write read send}
 lat_tests=${STACK_LAT_TESTS:-send write read}
 stacks=${STACK_STACKS:-siw swiwarp swiwarp-crc}
 reps=${STACK_REPS:-2}
-bytes=${STACK_BYTES:-33554432}
-min_msgs=${STACK_MIN_MSGS:-20}
+bytes=${STACK_BYTES:-4194304}
+min_msgs=${STACK_MIN_MSGS:-2}
 lat_iters=${STACK_LAT_ITERS:-1000}
-run_to=${STACK_RUN_TIMEOUT:-60}
+run_to=${STACK_RUN_TIMEOUT:-90}
+# A bandwidth run's timeout grows with the bytes it moves: run_to plus one
+# second per STACK_TIMEOUT_RATE bytes (64 KiB/s, below the slowest stack
+# measured on a loaded host, siw at ~85 KB/s in a perf-wrapped run).
+to_rate=${STACK_TIMEOUT_RATE:-65536}
 conn_n=${STACK_CONN_N:-20}
 perf_re=${STACK_PERF:-}	# regex on "test.size.stack": profile those (lo only)
 connbench=${STACK_CONNBENCH:-$BUILD/tools/connbench/connbench}
@@ -124,7 +128,7 @@ one_run() {
 # The commands of one run.  perftest: -R (rdma_cm), -F (no CPU-frequency
 # warning).  Bandwidth runs move $bytes (at least $min_msgs and at most
 # 1000 messages), latency runs $lat_iters messages.
-cmd_for() { # test size stack  -> sets srv_cmd cli_cmd nbytes
+cmd_for() { # test size stack  -> sets srv_cmd cli_cmd nbytes to
 	local test=$1 size=$2 stack=$3 n
 	persistent=0
 	case $test in
@@ -153,6 +157,7 @@ cmd_for() { # test size stack  -> sets srv_cmd cli_cmd nbytes
 		cli_cmd="$connbench client $srv_ip $port $conn_n"
 		;;
 	esac
+	to=$((run_to + nbytes / to_rate))
 }
 
 run_pair() { # test size stack rep attempt
@@ -161,7 +166,7 @@ run_pair() { # test size stack rep attempt
 	cmd_for "$test" "$size" "$stack"
 	use_stack "$stack" || rc=97
 	if [ "$role" != client ] && [ $rc = 0 ]; then
-		timeout $((run_to + 20)) $srv_cmd >"$raw/$f.server" 2>&1 &
+		timeout $((to + 20)) $srv_cmd >"$raw/$f.server" 2>&1 &
 		spid=$!
 		lab_wait_listen "$port" 30 || rc=98
 	fi
@@ -172,7 +177,7 @@ run_pair() { # test size stack rep attempt
 		# Host-clock stamps: the shared directory is 9p, so these files'
 		# mtimes come from the host's clock, not the drifting guest's.
 		: >"$LAB_OUT/stamps/$f.start"
-		timeout "$run_to" $cli_cmd >"$raw/$f.client" 2>&1
+		timeout "$to" $cli_cmd >"$raw/$f.client" 2>&1
 		rc=$?
 		: >"$LAB_OUT/stamps/$f.end"
 	fi
@@ -195,7 +200,7 @@ run_pair() { # test size stack rep attempt
 	if [ "$role" != both ]; then
 		# Both guests must agree on the outcome (retries, skips).
 		echo "$rc" >"$LAB_SHARED/rc.$idx.$LAB_ID"
-		lab_barrier "done$idx" $((run_to + 300)) || rc=99
+		lab_barrier "done$idx" $((to + 300)) || rc=99
 		# The client's status wins, then the server's: both guests read
 		# the same two files, so they reach the same verdict.
 		r=$(cat "$LAB_SHARED/rc.$idx.2" 2>/dev/null)
@@ -259,13 +264,13 @@ profile_run() { # test size stack
 	port=$((port + 1))
 	cmd_for "$test" "$size" "$stack"
 	use_stack "$stack" || return
-	timeout $((run_to + 20)) $srv_cmd >"$raw/$f.server" 2>&1 &
+	timeout $((to + 20)) $srv_cmd >"$raw/$f.server" 2>&1 &
 	spid=$!
 	lab_wait_listen "$port" 30 || { kill "$spid"; return; }
-	perf record -q -F 199 -a -g --no-buildid -o "/tmp/$f.perf" -- sleep $((run_to + 30)) 2>/dev/null &
+	perf record -q -F 199 -a -g --no-buildid -o "/tmp/$f.perf" -- sleep $((to + 30)) 2>/dev/null &
 	ppid=$!
 	sleep 3
-	timeout "$run_to" $cli_cmd >"$raw/$f.client" 2>&1
+	timeout "$to" $cli_cmd >"$raw/$f.client" 2>&1
 	echo "bench: $f rc=$?" >&2
 	kill -INT "$ppid" 2>/dev/null
 	wait "$ppid"
@@ -291,7 +296,7 @@ for test in $bw_tests; do [ "$test" = read ] && bw_block "$test" $goal_sizes; do
 echo "bench: goal runs done" >&2
 if [ -n "$perf_re" ] && [ "$role" = both ]; then
 	for key in write.65536.swiwarp write.65536.swiwarp-crc write.65536.siw write.65536.tcp \
-		send.65536.swiwarp lat_send.64.swiwarp lat_send.64.siw; do
+		send.65536.swiwarp lat_send.64.swiwarp lat_send.64.siw lat_write.64.swiwarp lat_write.64.siw; do
 		[[ "$key" =~ $perf_re ]] || continue
 		IFS=. read -r t sz st <<<"$key"
 		profile_run "$t" "$sz" "$st"
