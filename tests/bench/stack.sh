@@ -9,7 +9,7 @@
 # Environment (all optional):
 #   STACK_MODES="lo link"   STACK_SIZES="64 4096 65536 1048576 4194304"
 #   STACK_REPS=2   STACK_BYTES=4194304 (per bandwidth run)
-#   STACK_MIN_MSGS=2 (fewest messages per bandwidth run)
+#   STACK_MIN_MSGS=5 (fewest messages per bandwidth run; perftest needs 5)
 #   STACK_BW_TESTS="write read send"   STACK_LAT_TESTS="send write read"
 #   STACK_STACKS="siw swiwarp swiwarp-crc"   STACK_RUN_TIMEOUT=90 (per run)
 #   STACK_TIMEOUT_RATE=65536 (bandwidth runs get 1 s more per this many bytes)

@@ -26,7 +26,7 @@ lat_tests=${STACK_LAT_TESTS:-send write read}
 stacks=${STACK_STACKS:-siw swiwarp swiwarp-crc}
 reps=${STACK_REPS:-2}
 bytes=${STACK_BYTES:-4194304}
-min_msgs=${STACK_MIN_MSGS:-2}
+min_msgs=${STACK_MIN_MSGS:-5}	# perftest refuses fewer than 5 iterations
 lat_iters=${STACK_LAT_ITERS:-1000}
 run_to=${STACK_RUN_TIMEOUT:-90}
 # A bandwidth run's timeout grows with the bytes it moves: run_to plus one
