@@ -139,7 +139,8 @@ cmd_for() { # test size stack  -> sets srv_cmd cli_cmd nbytes to
 		nbytes=$((n * size))
 		if [ "$stack" = tcp ]; then
 			srv_cmd="iperf3 -s -1 -p $port"
-			cli_cmd="iperf3 -c $srv_ip -p $port -n $nbytes -l $size -J"
+			# iperf3 refuses a block above 1 MB (-l): 4 MB moves as 1 MB writes.
+			cli_cmd="iperf3 -c $srv_ip -p $port -n $nbytes -l $((size > 1048576 ? 1048576 : size)) -J"
 		else
 			srv_cmd="ib_${test}_bw -R -F -s $size -n $n -p $port"
 			cli_cmd="$srv_cmd $srv_ip"
