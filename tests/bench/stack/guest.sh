@@ -169,7 +169,7 @@ run_pair() { # test size stack rep attempt
 	if [ "$role" != client ] && [ $rc = 0 ]; then
 		timeout $((to + 20)) $srv_cmd >"$raw/$f.server" 2>&1 &
 		spid=$!
-		lab_wait_listen "$port" 30 || rc=98
+		lab_wait_listen "$port" 90 || rc=98
 	fi
 	[ "$role" = both ] || lab_barrier "go$idx" 300 || rc=99
 	c0=$(cpu_ticks)
