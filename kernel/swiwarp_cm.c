@@ -6,8 +6,11 @@
  * active and passive sides of a connection.  Socket upcalls (softirq)
  * only record an event bit and queue the cep's work item on an ordered
  * workqueue; everything else (non-blocking connect completion, MPA
- * Request/Reply exchange, timeouts, teardown and the upcalls into iw_cm)
- * runs in that work item under cep->lock.
+ * Request/Reply exchange, teardown and the upcalls into iw_cm) runs in
+ * that work item under cep->lock.  Timeouts (connect, MPA, RTR, responder
+ * hold) run under cep->lock too, but from a workqueue of their own, so
+ * that a timeout fires on time even when the peer sends nothing at all
+ * and the ordered CM workqueue is busy with other endpoints.
  *
  * MPA frames are built, parsed and negotiated with the shared wire core
  * (include/iwarp/mpa.h).  Only the MPA frame itself is read from the
@@ -96,7 +99,8 @@ struct swiwarp_cep {
 	u32 rlen;
 };
 
-static struct workqueue_struct *swiwarp_cm_wq;
+static struct workqueue_struct *swiwarp_cm_wq;	/* ordered: cep->work */
+static struct workqueue_struct *swiwarp_cm_timer_wq;	/* cep->timeout */
 
 /*
  * Connection requests iw_cm never answers.  iw_cm delivers our
@@ -179,13 +183,19 @@ module_param_named(responder_hold_ms, swiwarp_responder_hold_ms, int, 0644);
 MODULE_PARM_DESC(responder_hold_ms,
 		 "As MPA responder, send no FPDU before the initiator's first one, for at most this many ms (0 = do not wait; default 1000)");
 
+/*
+ * (Re)arm the endpoint's timer for ms from now.  A timer still pending
+ * is moved to the new deadline (and keeps its reference), so a later
+ * deadline is never lost behind an earlier expiry that would find it
+ * not yet due.
+ */
 static void swiwarp_cep_arm_timer_ms(struct swiwarp_cep *cep, int ms)
 {
 	unsigned long t = msecs_to_jiffies(ms);
 
 	cep->deadline = jiffies + t;
 	swiwarp_cep_get(cep);
-	if (!queue_delayed_work(swiwarp_cm_wq, &cep->timeout, t))
+	if (mod_delayed_work(swiwarp_cm_timer_wq, &cep->timeout, t))
 		swiwarp_cep_put(cep);
 }
 
@@ -1451,10 +1461,19 @@ void swiwarp_cm_dev_cleanup(struct swiwarp_dev *sdev)
 int swiwarp_cm_init(void)
 {
 	swiwarp_cm_wq = alloc_ordered_workqueue("swiwarp_cm", WQ_MEM_RECLAIM);
-	return swiwarp_cm_wq ? 0 : -ENOMEM;
+	if (!swiwarp_cm_wq)
+		return -ENOMEM;
+	swiwarp_cm_timer_wq = alloc_workqueue("swiwarp_cm_timer",
+					      WQ_MEM_RECLAIM, 0);
+	if (!swiwarp_cm_timer_wq) {
+		destroy_workqueue(swiwarp_cm_wq);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void swiwarp_cm_exit(void)
 {
+	destroy_workqueue(swiwarp_cm_timer_wq);
 	destroy_workqueue(swiwarp_cm_wq);
 }
