@@ -152,8 +152,14 @@ if [ "$LAB_ID" = 1 ]; then
 else
 	# ---- attacker --------------------------------------------------------
 	lab_barrier listen 300
+	# -T bounds the stalling cases (mpa.silent, pdlen_past_frame, ...):
+	# guest 1's MPA timer against this guest's clock.  Lab guests' clocks
+	# have run up to ~10x apart (a miscalibrated TSC: guest 1's 3 s timer
+	# showed as 0.3 s here on 22 Nov), so allow 10x the timeout plus 15 s
+	# of CM latency on a loaded host.  Only a timer that never fires costs
+	# the time; a working one ends the case at once.
 	timeout 800 "$hostile" -p 7174 -s "$seed" -a -n "$nrand" -t 2000 \
-		-T $((mpa_ms + 12000)) "${excl[@]}" "$LAB_PEER_IP" >"$LAB_OUT/hostile.out" 2>&1
+		-T $((mpa_ms * 10 + 15000)) "${excl[@]}" "$LAB_PEER_IP" >"$LAB_OUT/hostile.out" 2>&1
 	hrc=$?
 	cat "$LAB_OUT/hostile.out"
 	cp "$LAB_OUT/hostile.out" "$sh/hostile.out"

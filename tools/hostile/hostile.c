@@ -511,7 +511,14 @@ static int h_truncated_stall(struct conn *c, struct outcome *o)
 	return tx(c, f, n);
 }
 
-/* A valid Request one octet per segment (slow but correct). */
+/*
+ * A valid Request one octet per segment (slow but correct).  A responder
+ * may give the whole Request a deadline (swiwarp: mpa_timeout_ms from the
+ * TCP accept, 3 s in the lab), so that a slow sender cannot hold an
+ * endpoint for ever; the dribble must stay well inside it.  19 gaps of
+ * 5 ms are about 0.1 s here, 1/30 of the lab's 3 s: enough for lab guests
+ * whose clocks run up to ~10x apart (a miscalibrated TSC; seen in the lab).
+ */
 static int h_dribble(struct conn *c, struct outcome *o)
 {
 	uint8_t f[20];
@@ -519,9 +526,10 @@ static int h_dribble(struct conn *c, struct outcome *o)
 
 	mpa_raw(f, IWARP_MPA_KEY_REQ, IWARP_MPA_FLAG_C, 1, 0);
 	for (i = 0; i < sizeof(f); i++) {
+		if (i)
+			usleep(5000);
 		if (tx(c, f + i, 1))
 			return -1;
-		usleep(20000);
 	}
 	return 0;
 }
