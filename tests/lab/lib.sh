@@ -54,6 +54,19 @@ lab_wait_listen() {
 	return 1
 }
 
+# lab_wait_output FILE PATTERN PID [TIMEOUT=120]: wait until FILE (the
+# output of background process PID) has a line matching PATTERN (grep -E),
+# PID has exited, or TIMEOUT seconds have passed.  0 if the line is there.
+lab_wait_output() {
+	local f=$1 pat=$2 pid=$3 t=${4:-120} i
+	for ((i = 0; i < t * 4; i++)); do
+		grep -Eqs -- "$pat" "$f" && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.25
+	done
+	grep -Eqs -- "$pat" "$f"
+}
+
 # lab_barrier NAME [TIMEOUT=600]: returns once all $LAB_N guests have called
 # lab_barrier NAME (through files in the shared, uncached 9p directory).
 lab_barrier() {

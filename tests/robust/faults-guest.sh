@@ -27,13 +27,7 @@ source "$LAB_TOP/tests/lab/lib.sh"
 soak=${SOAK_BIN:-$BUILD/tools/hostile/swiwarp-soak}
 p=faults
 nqp=4
-[ -x "$soak" ] || { [ "$LAB_ID" = 1 ] && lab_skip "$p.all" "(not built: $soak)"; exit 0; }
-lab_load_swiwarp eth0 swiwarp0
-rc=$?
-if [ $rc -ne 0 ]; then
-	[ "$LAB_ID" = 1 ] && lab_skip "$p.all" "(swiwarp did not come up, rc $rc)"
-	exit 0
-fi
+lab_verbs_up swiwarp "$p" "$soak" || exit 0
 sysctl -qw net.ipv4.tcp_retries2=5
 modprobe sch_netem
 lab_barrier up 300 || { lab_fail "$p.barrier.g$LAB_ID" "peer never came up"; lab_finish; }
@@ -58,11 +52,7 @@ client() {
 	timeout 600 "$soak" client "${4:-$LAB_PEER_IP}" "$2" -q $nqp -t "$3" -w 90 -F \
 		>"$LAB_OUT/$1-client.out" 2>&1 &
 	cpid=$!
-	for _ in $(seq 480); do
-		grep -qs 'QPs connected' "$LAB_OUT/$1-client.out" && break
-		kill -0 $cpid 2>/dev/null || break
-		sleep 0.25
-	done
+	lab_wait_output "$LAB_OUT/$1-client.out" 'QPs connected' $cpid 120
 	echo "[$1] streaming after $((SECONDS - t0)) s"
 	[ -n "${on_stream:-}" ] && bash -c "$on_stream" &
 	kill -0 $cpid 2>/dev/null && sleep "${lead:-5}"

@@ -75,11 +75,7 @@ for i in $(seq "$reps"); do
 			>"$LAB_OUT/$name-client.out" 2>&1 &
 		cpid=$!
 		# the fault comes only once every QP is connected and streaming
-		for _ in $(seq 480); do
-			grep -qs 'QPs connected' "$LAB_OUT/$name-client.out" && break
-			kill -0 $cpid 2>/dev/null || break
-			sleep 0.25
-		done
+		lab_wait_output "$LAB_OUT/$name-client.out" 'QPs connected' $cpid 120
 		# the delay runs on this guest's clock (guest 1's may be far off)
 		kill -0 $cpid 2>/dev/null && sleep $wait_s
 		lab_barrier "s$i" 300

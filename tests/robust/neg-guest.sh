@@ -133,14 +133,21 @@ if [ "$dev" = swiwarp ] && [ "$LAB_ID" = 1 ]; then
 	slab_counts >"$LAB_OUT/churn-slab.before"
 	dmesg | grep -c 'destroyed listener' >"$LAB_OUT/churn-orph.before"
 fi
+# churn_run MODE ADDR OUT NAME: run "robust-neg MODE ADDR" for the churn
+# time into $LAB_OUT/OUT.out, take its results (NAME fails if it exits
+# non-zero without a FAIL of its own), then meet the peer at churn-done.
+churn_run() {
+	local rc
+	timeout $((churn_s + 120)) "$neg" "$1" "$2" $cport "$churn_s" >"$LAB_OUT/$3.out" 2>&1
+	rc=$?
+	cat "$LAB_OUT/$3.out"
+	rename <"$LAB_OUT/$3.out" | grep -E '^(PASS|FAIL|SKIP):' >>"$LAB_OUT/results"
+	[ $rc -ne 0 ] && ! grep -q '^FAIL:' "$LAB_OUT/$3.out" && lab_fail "$4" "exit $rc"
+	lab_barrier churn-done 300
+}
 lab_barrier churn 300
 if [ "$LAB_ID" = 1 ]; then
-	timeout $((churn_s + 120)) "$neg" churn "$LAB_IP" $cport "$churn_s" >"$LAB_OUT/churn.out" 2>&1
-	rc=$?
-	cat "$LAB_OUT/churn.out"
-	rename <"$LAB_OUT/churn.out" | grep -E '^(PASS|FAIL|SKIP):' >>"$LAB_OUT/results"
-	[ $rc -ne 0 ] && ! grep -q '^FAIL:' "$LAB_OUT/churn.out" && lab_fail "$p.listener_churn.server" "exit $rc"
-	lab_barrier churn-done 300
+	churn_run churn "$LAB_IP" churn "$p.listener_churn.server"
 	# every connection of the flood is over: nothing may be left on the port
 	for _ in $(seq 20); do
 		left=$(ss -Htan "( sport = :$cport )" | grep -cv TIME-WAIT)
@@ -153,12 +160,7 @@ if [ "$LAB_ID" = 1 ]; then
 		lab_fail "$p.listener_churn.sockets" "$left TCP sockets left on port $cport: $(ss -Htan "( sport = :$cport )" | head -n 3 | tr -s ' \n' ' ')"
 	fi
 else
-	timeout $((churn_s + 120)) "$neg" mpaflood "$LAB_PEER_IP" $cport "$churn_s" >"$LAB_OUT/flood.out" 2>&1
-	rc=$?
-	cat "$LAB_OUT/flood.out"
-	rename <"$LAB_OUT/flood.out" | grep -E '^(PASS|FAIL|SKIP):' >>"$LAB_OUT/results"
-	[ $rc -ne 0 ] && ! grep -q '^FAIL:' "$LAB_OUT/flood.out" && lab_fail "$p.listener_churn" "exit $rc"
-	lab_barrier churn-done 300
+	churn_run mpaflood "$LAB_PEER_IP" flood "$p.listener_churn"
 fi
 
 # Everything gone: the module unloads.
