@@ -74,6 +74,25 @@ gone() {
 	cat /proc/"$1"/stack 2>/dev/null
 	return 1
 }
+# device_gone PHASE IBDEV CMD...: guest 1 of a device-removal phase, server
+# running: at barrier PHASE-go (the client streams) run CMD; it must
+# succeed, the server must exit and IBDEV must be gone within 20 s.
+device_gone() {
+	local phase=$1 ibdev=$2 t0 drc dt sexit
+	shift 2
+	lab_barrier "$phase-go" 300
+	t0=$SECONDS
+	timeout 120 "$@"
+	drc=$?
+	dt=$((SECONDS - t0))
+	if gone $spid 60; then sexit=ok; else sexit=stuck; kill -KILL $spid; fi
+	for _ in $(seq 40); do [ -e /sys/class/infiniband/"$ibdev" ] || break; sleep 0.5; done
+	if [ $drc -eq 0 ] && [ ! -e /sys/class/infiniband/"$ibdev" ] && [ $sexit = ok ]; then
+		lab_pass "$p.$phase.device_gone ($* took ${dt} s)"
+	else
+		lab_fail "$p.$phase.device_gone" "$* rc $drc after ${dt} s, server $sexit, $ibdev $( [ -e /sys/class/infiniband/"$ibdev" ] && echo still there || echo gone)"
+	fi
+}
 # verdict NAME: the client must have seen the fault (exit 3)
 verdict() {
 	local why
@@ -215,17 +234,7 @@ lab_barrier rb-done 120
 if [ "$LAB_ID" = 1 ]; then
 	server link_delete 7206
 	lab_barrier ld-listen 120
-	lab_barrier link_delete-go 300
-	t0=$SECONDS
-	timeout 120 rdma link delete swiwarp0
-	drc=$?
-	dt=$((SECONDS - t0))
-	if gone $spid 60; then sexit=ok; else sexit=stuck; kill -KILL $spid; fi
-	if [ $drc -eq 0 ] && [ ! -e /sys/class/infiniband/swiwarp0 ] && [ $sexit = ok ]; then
-		lab_pass "$p.link_delete.device_gone (rdma link delete took ${dt} s)"
-	else
-		lab_fail "$p.link_delete.device_gone" "rdma link delete rc $drc after ${dt} s, server $sexit"
-	fi
+	device_gone link_delete swiwarp0 rdma link delete swiwarp0
 	_lab_rdma_link_add swiwarp0 swiwarp eth0 || lab_fail "$p.link_delete.readd"
 	lab_barrier ld-client-done 700
 else
@@ -249,18 +258,7 @@ if [ $mrc -ne 0 ]; then
 elif [ "$LAB_ID" = 1 ]; then
 	server netdev_gone 7207 "$mv_ip"
 	lab_barrier ng-listen 120
-	lab_barrier netdev_gone-go 300
-	t0=$SECONDS
-	timeout 120 ip link del mv0
-	drc=$?
-	dt=$((SECONDS - t0))
-	if gone $spid 60; then sexit=ok; else sexit=stuck; kill -KILL $spid; fi
-	for _ in $(seq 40); do [ -e /sys/class/infiniband/swiwarp1 ] || break; sleep 0.5; done
-	if [ $drc -eq 0 ] && [ ! -e /sys/class/infiniband/swiwarp1 ] && [ $sexit = ok ]; then
-		lab_pass "$p.netdev_gone.device_gone (ip link del took ${dt} s)"
-	else
-		lab_fail "$p.netdev_gone.device_gone" "ip link del rc $drc after ${dt} s, server $sexit, swiwarp1 $( [ -e /sys/class/infiniband/swiwarp1 ] && echo still there || echo gone)"
-	fi
+	device_gone netdev_gone swiwarp1 ip link del mv0
 	lab_barrier ng-client-done 700
 else
 	lab_barrier ng-listen 120
