@@ -196,6 +196,8 @@ struct swiwarp_tx_frag {
 
 #define SWIWARP_TX_FRAGS	(65536 / PAGE_SIZE + 4)
 
+struct swiwarp_zc;
+
 struct swiwarp_tx {
 	u8 *buf;			/* one FPDU being sent */
 	/*
@@ -212,6 +214,22 @@ struct swiwarp_tx {
 	struct swiwarp_tx_frag frag[SWIWARP_TX_FRAGS];
 	u32 nfrag;
 	u8 trailer[8];			/* pad + CRC of a zero-copy FPDU */
+	/*
+	 * Zero-copy Send/Write (swiwarp_qp_tx.c): zc tracks the active WQE
+	 * while TCP references its pages; ubuf is set while buf's page
+	 * pieces go out with MSG_ZEROCOPY.  zc_ring holds the retired WQEs
+	 * whose completion waits, in SQ order (at most num_sqe; each keeps
+	 * its SQ slot).  slot is the SQ index of wqe, still owned by the
+	 * kernel while slot_held.
+	 */
+	struct swiwarp_zc *zc;
+	struct ubuf_info *ubuf;
+	struct swiwarp_zc **zc_ring;
+	u32 zc_put;
+	u32 zc_get;
+	u32 slot;
+	bool slot_held;
+	bool zc_want;			/* wqe is to be sent zero-copy */
 	u32 msn[3];			/* last MSN sent per untagged queue */
 	bool irq_active;		/* wqe below is a Read Response */
 	bool rd_queued;			/* wqe below is a Read already in the ORQ */
@@ -346,6 +364,8 @@ struct swiwarp_qp {
 	bool term_sent;
 	bool term_rcvd;
 	bool tx_hold;			/* responder: no FPDU before the peer's */
+	/* zero-copy WQEs whose pages TCP still holds, under swiwarp_zc_lock */
+	atomic_t zc_inflight;
 };
 
 /* ------------------------------------------------------------- helpers */
@@ -465,6 +485,7 @@ void swiwarp_sq_kick(struct swiwarp_qp *qp);
 void swiwarp_sq_kick_direct(struct swiwarp_qp *qp);
 int swiwarp_tx_init(struct swiwarp_qp *qp);
 void swiwarp_tx_free(struct swiwarp_qp *qp);
+bool swiwarp_tx_zc_inflight(struct swiwarp_qp *qp);
 u8 *swiwarp_tx_alloc_buf(void);
 void swiwarp_send_terminate(struct swiwarp_qp *qp, u8 layer_type, u8 ecode,
 			    const u8 *hdr, u32 hdr_len);

@@ -282,13 +282,18 @@ int swiwarp_qp_modify_state(struct swiwarp_qp *qp,
 			flush = true;
 			drop = true;
 			/*
-			 * Sends and Writes complete once handed to TCP, so
-			 * a reset here would discard data the consumer was
-			 * told is sent (rsockets destroys its QP right after
-			 * its last Sends completed).  Close with a FIN after
-			 * the queued data; reset only after a Terminate.
+			 * Copied Sends and Writes complete once handed to
+			 * TCP, so a reset here would discard data the
+			 * consumer was told is sent (rsockets destroys its
+			 * QP right after its last Sends completed).  Close
+			 * with a FIN after the queued data; reset after a
+			 * Terminate, or when zero-copy WQEs still wait for
+			 * their ACK: they are flushed, and the reset frees
+			 * TCP's references to their pages now instead of
+			 * after the retransmission timeout.
 			 */
-			abort = qp->term_sent || qp->term_rcvd;
+			abort = qp->term_sent || qp->term_rcvd ||
+				swiwarp_tx_zc_inflight(qp);
 		} else if (next != SWIWARP_QP_RTS) {
 			rv = -EINVAL;
 		}

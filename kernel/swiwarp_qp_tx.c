@@ -11,6 +11,17 @@
  * -EAGAIN the engine stops and the socket's write-space upcall restarts
  * it.  The SQ "tx active" flag is maintained as described in
  * include/uapi/swiwarp-abi.h.
+ *
+ * Payload is copied into the FPDU buffer, except for Read Responses
+ * (zcopy_rresp) and for large Sends and Writes from user memory
+ * (zcopy_tx_min).  A zero-copy Send or Write hands its pages to TCP with
+ * MSG_ZEROCOPY and a ubuf_info of its own (struct swiwarp_zc); it
+ * completes only when TCP dropped the last reference to those pages,
+ * i.e. after the peer acknowledged the data and no retransmission can
+ * read the buffer any more.  Until then it waits in tx.zc_ring, and so
+ * does every later WQE, so that completions stay in SQ order; each
+ * waiting WQE keeps its SQ slot, so the consumer can never have more
+ * work requests outstanding than the SQ holds.
  */
 
 #include <linux/crc32c.h>
@@ -45,6 +56,262 @@ module_param(zcopy_rresp, bool, 0644);
 MODULE_PARM_DESC(zcopy_rresp,
 		 "send Read Response payload from the registered user pages without copying (default 1)");
 
+/*
+ * Zero-copy Sends and Writes of at least this many octets (0: never).
+ * Smaller ones are copied: a zero-copy WQE completes only when its data
+ * is acknowledged, which adds the peer's delayed ACK to its latency.
+ */
+static unsigned int zcopy_tx_min = 16384;
+module_param(zcopy_tx_min, uint, 0644);
+MODULE_PARM_DESC(zcopy_tx_min,
+		 "send Sends and Writes of at least this many bytes from the registered user pages without copying; 0 disables (default 16384)");
+
+static atomic64_t zc_stat_wqes, zc_stat_fpdus, zc_stat_bytes, zc_stat_copied;
+
+static int swiwarp_zc_stats_get(char *buf, const struct kernel_param *kp)
+{
+	return scnprintf(buf, PAGE_SIZE,
+			 "wqes %lld fpdus %lld bytes %lld copied %lld\n",
+			 (long long)atomic64_read(&zc_stat_wqes),
+			 (long long)atomic64_read(&zc_stat_fpdus),
+			 (long long)atomic64_read(&zc_stat_bytes),
+			 (long long)atomic64_read(&zc_stat_copied));
+}
+
+static const struct kernel_param_ops swiwarp_zc_stats_ops = {
+	.get = swiwarp_zc_stats_get,
+};
+
+/*
+ * Read-only: Send/Write WQEs sent zero-copy, their FPDUs, the payload
+ * octets handed to TCP as page references, and the skbs whose zero-copy
+ * pages the stack had to copy after all (zerocopy_success false).
+ */
+module_param_cb(zcopy_tx_stats, &swiwarp_zc_stats_ops, NULL, 0444);
+MODULE_PARM_DESC(zcopy_tx_stats, "zero-copy Send/Write counters (read-only)");
+
+/*
+ * The tracking object of one zero-copy WQE, or of a copied WQE that
+ * retired behind one (tcp false).  Two owners: TCP, whose references are
+ * counted in ubuf.refcnt (ours included until the WQE's last FPDU was
+ * pushed), and the QP until it completed the WQE.  The object never
+ * holds a QP reference, so destroying a QP never waits for TCP: the QP
+ * detaches (qp = NULL) before it goes away, under swiwarp_zc_lock.  The
+ * callback lives in this module, so an object handed to TCP pins it.
+ */
+struct swiwarp_zc {
+	struct ubuf_info ubuf;
+	refcount_t owners;
+	struct swiwarp_qp *qp;		/* under swiwarp_zc_lock */
+	bool acked;			/* under swiwarp_zc_lock */
+	bool tcp;
+	bool slot_held;
+	u32 slot;
+	int status;
+	struct swiwarp_wqe wqe;
+};
+
+static DEFINE_SPINLOCK(swiwarp_zc_lock);
+
+static void swiwarp_zc_put(struct swiwarp_zc *zc)
+{
+	bool tcp = zc->tcp;
+
+	if (!refcount_dec_and_test(&zc->owners))
+		return;
+	kfree(zc);
+	if (tcp)
+		module_put(THIS_MODULE);
+}
+
+/*
+ * TCP released one reference (skb freed, or the end of a sendmsg).  Any
+ * context, possibly with interrupts off: only mark and kick.
+ */
+static void swiwarp_zc_callback(struct sk_buff *skb, struct ubuf_info *uarg,
+				bool zerocopy_success)
+{
+	struct swiwarp_zc *zc = container_of(uarg, struct swiwarp_zc, ubuf);
+	unsigned long flags;
+
+	if (!zerocopy_success)
+		atomic64_inc(&zc_stat_copied);
+	if (!refcount_dec_and_test(&uarg->refcnt))
+		return;
+	spin_lock_irqsave(&swiwarp_zc_lock, flags);
+	zc->acked = true;
+	if (zc->qp) {
+		atomic_dec(&zc->qp->zc_inflight);
+		swiwarp_sq_kick(zc->qp);
+	}
+	spin_unlock_irqrestore(&swiwarp_zc_lock, flags);
+	swiwarp_zc_put(zc);
+}
+
+static struct swiwarp_zc *swiwarp_zc_alloc(struct swiwarp_qp *qp, bool tcp)
+{
+	struct swiwarp_zc *zc;
+
+	/* A copied WQE waiting behind a zero-copy one must not fail. */
+	zc = kzalloc(sizeof(*zc), tcp ? GFP_KERNEL : GFP_KERNEL | __GFP_NOFAIL);
+	if (!zc)
+		return NULL;
+	zc->qp = qp;
+	zc->tcp = tcp;
+	if (!tcp) {
+		zc->acked = true;
+		refcount_set(&zc->owners, 1);
+		return zc;
+	}
+	__module_get(THIS_MODULE);
+	zc->ubuf.callback = swiwarp_zc_callback;
+	refcount_set(&zc->ubuf.refcnt, 1);
+	zc->ubuf.flags = SKBFL_ZEROCOPY_FRAG | SKBFL_DONT_ORPHAN;
+	refcount_set(&zc->owners, 2);
+	atomic_inc(&qp->zc_inflight);
+	atomic64_inc(&zc_stat_wqes);
+	return zc;
+}
+
+static bool swiwarp_zc_acked(struct swiwarp_zc *zc)
+{
+	unsigned long flags;
+	bool acked;
+
+	spin_lock_irqsave(&swiwarp_zc_lock, flags);
+	acked = zc->acked;
+	spin_unlock_irqrestore(&swiwarp_zc_lock, flags);
+	return acked;
+}
+
+/* The QP is done with zc (completed, flushed or going away). */
+static void swiwarp_zc_detach(struct swiwarp_zc *zc)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&swiwarp_zc_lock, flags);
+	if (zc->qp && !zc->acked)
+		atomic_dec(&zc->qp->zc_inflight);
+	zc->qp = NULL;
+	spin_unlock_irqrestore(&swiwarp_zc_lock, flags);
+	swiwarp_zc_put(zc);
+}
+
+/* Does TCP still hold pages of a zero-copy WQE of qp?  Any context. */
+bool swiwarp_tx_zc_inflight(struct swiwarp_qp *qp)
+{
+	return atomic_read(&qp->zc_inflight) > 0;
+}
+
+static void swiwarp_tx_slot_drop(struct swiwarp_qp *qp)
+{
+	if (!qp->tx.slot_held)
+		return;
+	qp->tx.slot_held = false;
+	swiwarp_flags_release(&qp->sendq[qp->tx.slot & (qp->num_sqe - 1)].flags,
+			      0);
+}
+
+static bool swiwarp_tx_ring_empty(struct swiwarp_qp *qp)
+{
+	return qp->tx.zc_get == qp->tx.zc_put;
+}
+
+/*
+ * Complete the waiting WQEs at the head of the ring whose pages TCP
+ * released; with flush, all of them, those still waiting with
+ * WR_FLUSH_ERR.  Each hands its SQ slot back before its CQE appears.
+ */
+static void swiwarp_tx_reap(struct swiwarp_qp *qp, bool flush)
+{
+	while (!swiwarp_tx_ring_empty(qp)) {
+		u32 i = qp->tx.zc_get & (qp->num_sqe - 1);
+		struct swiwarp_zc *zc = qp->tx.zc_ring[i];
+		int status = zc->status;
+
+		if (!swiwarp_zc_acked(zc)) {
+			if (!flush)
+				break;
+			status = SWIWARP_WC_WR_FLUSH_ERR;
+		}
+		qp->tx.zc_ring[i] = NULL;
+		qp->tx.zc_get++;
+		if (zc->slot_held)
+			swiwarp_flags_release(&qp->sendq[zc->slot &
+					      (qp->num_sqe - 1)].flags, 0);
+		swiwarp_qp_complete_sq(qp, &zc->wqe, status);
+		swiwarp_zc_detach(zc);
+	}
+}
+
+/* Give up the zero-copy tracking of the active WQE (error paths). */
+static void swiwarp_tx_zc_abort(struct swiwarp_qp *qp)
+{
+	struct swiwarp_zc *zc = qp->tx.zc;
+
+	qp->tx.ubuf = NULL;
+	if (!zc)
+		return;
+	qp->tx.zc = NULL;
+	net_zcopy_put(&zc->ubuf);
+	swiwarp_zc_detach(zc);
+}
+
+/*
+ * The active SQ WQE is done (status): complete it now, or, if earlier
+ * WQEs wait or it was sent zero-copy, queue it behind them.
+ */
+static void swiwarp_tx_retire(struct swiwarp_qp *qp, int status)
+{
+	struct swiwarp_wqe *wqe = &qp->tx.wqe;
+	struct swiwarp_zc *zc = qp->tx.zc;
+
+	if (!zc && swiwarp_tx_ring_empty(qp)) {
+		swiwarp_tx_slot_drop(qp);
+		swiwarp_qp_complete_sq(qp, wqe, status);
+		return;
+	}
+	if (!zc)
+		zc = swiwarp_zc_alloc(qp, false);
+	qp->tx.zc = NULL;
+	qp->tx.ubuf = NULL;
+	zc->wqe = *wqe;
+	zc->status = status;
+	zc->slot = qp->tx.slot;
+	zc->slot_held = qp->tx.slot_held;
+	qp->tx.slot_held = false;
+	memset(wqe->mem, 0, sizeof(wqe->mem));
+	wqe->active = false;
+	qp->tx.zc_ring[qp->tx.zc_put++ & (qp->num_sqe - 1)] = zc;
+	/* The WQE's last FPDU is pushed: drop our TCP-side reference. */
+	if (zc->tcp)
+		net_zcopy_put(&zc->ubuf);
+}
+
+/* Is the freshly fetched, validated SQE worth sending zero-copy? */
+static bool swiwarp_tx_zc_want(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe)
+{
+	u32 min = READ_ONCE(zcopy_tx_min);
+	int i;
+
+	if (!min || wqe->bytes < min || qp->tx_markers ||
+	    (wqe->sqe.flags & SWIWARP_WQE_INLINE))
+		return false;
+	switch (wqe->sqe.opcode) {
+	case SWIWARP_OP_WRITE:
+	case SWIWARP_OP_SEND:
+	case SWIWARP_OP_SEND_INV:
+		break;
+	default:
+		return false;
+	}
+	for (i = 0; i < wqe->sqe.num_sge; i++)
+		if (wqe->sqe.sge[i].length &&
+		    (!wqe->mem[i] || wqe->mem[i]->type != SWIWARP_MEM_UMEM))
+			return false;
+	return true;
+}
+
 /* An FPDU buffer; with markers, tx.buf and tx.mbuf trade places. */
 u8 *swiwarp_tx_alloc_buf(void)
 {
@@ -53,12 +320,32 @@ u8 *swiwarp_tx_alloc_buf(void)
 
 int swiwarp_tx_init(struct swiwarp_qp *qp)
 {
+	qp->tx.zc_ring = kvcalloc(qp->num_sqe, sizeof(*qp->tx.zc_ring),
+				  GFP_KERNEL);
 	qp->tx.buf = swiwarp_tx_alloc_buf();
-	return qp->tx.buf ? 0 : -ENOMEM;
+	if (!qp->tx.buf || !qp->tx.zc_ring) {
+		kvfree(qp->tx.buf);
+		qp->tx.buf = NULL;
+		kvfree(qp->tx.zc_ring);
+		qp->tx.zc_ring = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
+/* Teardown, under tx_lock: no CQEs any more, just release everything. */
 void swiwarp_tx_free(struct swiwarp_qp *qp)
 {
+	swiwarp_tx_zc_abort(qp);
+	while (qp->tx.zc_ring && !swiwarp_tx_ring_empty(qp)) {
+		struct swiwarp_zc *zc =
+			qp->tx.zc_ring[qp->tx.zc_get++ & (qp->num_sqe - 1)];
+
+		swiwarp_wqe_put_mem(&zc->wqe);
+		swiwarp_zc_detach(zc);
+	}
+	kvfree(qp->tx.zc_ring);
+	qp->tx.zc_ring = NULL;
 	if (qp->tx.wqe.active)
 		swiwarp_wqe_put_mem(&qp->tx.wqe);
 	qp->tx.wqe.active = false;
@@ -223,6 +510,7 @@ static void swiwarp_tx_frame(struct swiwarp_qp *qp, u32 ulpdu_len)
 	qp->tx.buf_sent = 0;
 	qp->tx.nfrag = 0;
 	qp->tx.more = false;
+	qp->tx.ubuf = NULL;
 	if (unlikely(qp->tx_markers)) {
 		iwarp_crc32c_put(buf + n, 0);
 		swiwarp_tx_mark(qp, n + IWARP_MPA_CRC_FIELD);
@@ -250,6 +538,35 @@ static int swiwarp_tx_send_frag(struct swiwarp_qp *qp,
 	return kernel_sendmsg(qp->sock, &msg, &iov, 1, len);
 }
 
+/*
+ * Zero-copy pieces: send the run of page pieces frag[i] ... (from octet
+ * off of frag[i]) in one sendmsg whose pages TCP references on behalf
+ * of tx.ubuf.  Returns the octets taken, like sendmsg.
+ */
+static int swiwarp_tx_send_zc(struct swiwarp_qp *qp, u32 i, u32 off,
+			      int flags)
+{
+	struct swiwarp_tx *tx = &qp->tx;
+	struct bio_vec bv[SWIWARP_TX_FRAGS];
+	struct msghdr msg = {
+		.msg_flags = flags | MSG_ZEROCOPY,
+		.msg_ubuf = tx->ubuf,
+	};
+	u32 n = 0, len = 0;
+
+	for (; i < tx->nfrag && tx->frag[i].page; i++, n++) {
+		bv[n].bv_page = tx->frag[i].page;
+		bv[n].bv_offset = tx->frag[i].off;
+		bv[n].bv_len = tx->frag[i].len;
+		len += tx->frag[i].len;
+	}
+	if (i < tx->nfrag || tx->more)
+		msg.msg_flags |= MSG_MORE;
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, n, len);
+	iov_iter_advance(&msg.msg_iter, off);
+	return sock_sendmsg(qp->sock, &msg);
+}
+
 /* Push the current FPDU.  0 when fully sent, -EAGAIN, or an error. */
 static int swiwarp_tx_push(struct swiwarp_qp *qp)
 {
@@ -272,17 +589,138 @@ static int swiwarp_tx_push(struct swiwarp_qp *qp)
 			pos += f->len;
 		}
 		off = tx->buf_sent - pos;
-		if (tx->buf_sent + (f->len - off) < tx->buf_len)
-			flags |= MSG_MORE | (f->page ? MSG_SENDPAGE_NOTLAST : 0);
-		else if (tx->more)
-			flags |= MSG_MORE;
-		rv = swiwarp_tx_send_frag(qp, f, off, f->len - off, flags);
+		if (f->page && tx->ubuf) {
+			rv = swiwarp_tx_send_zc(qp, i, off, flags);
+			if (rv > 0)
+				atomic64_add(rv, &zc_stat_bytes);
+		} else {
+			if (tx->buf_sent + (f->len - off) < tx->buf_len)
+				flags |= MSG_MORE |
+					(f->page ? MSG_SENDPAGE_NOTLAST : 0);
+			else if (tx->more)
+				flags |= MSG_MORE;
+			rv = swiwarp_tx_send_frag(qp, f, off, f->len - off,
+						  flags);
+		}
 		if (rv < 0)
 			return rv;
 		if (rv == 0)
 			return -EAGAIN;
 		tx->buf_sent += rv;
 	}
+	return 0;
+}
+
+/* Start a paged FPDU: the header (hlen octets) is at buf + 2. */
+static void swiwarp_tx_pages_begin(struct swiwarp_qp *qp, u32 hlen, u32 n,
+				   u32 *crc)
+{
+	struct swiwarp_tx *tx = &qp->tx;
+
+	iwarp_put_be16(tx->buf, (u16)(hlen + n));
+	tx->frag[0] = (struct swiwarp_tx_frag){
+		.kva = tx->buf, .len = IWARP_MPA_ULPDU_LEN_FIELD + hlen,
+	};
+	tx->nfrag = 1;
+	tx->ubuf = NULL;
+	*crc = ~0U;
+	if (qp->crc)
+		*crc = crc32c(*crc, tx->buf, tx->frag[0].len);
+}
+
+/*
+ * Add n octets at va of the user region mem as page pieces, CRC over
+ * them.  -EAGAIN when they cannot be sent that way.
+ */
+static int swiwarp_tx_pages_add(struct swiwarp_qp *qp, struct swiwarp_mem *mem,
+				u64 va, u32 n, u32 *crc)
+{
+	struct swiwarp_tx *tx = &qp->tx;
+	u64 off = va - mem->va + mem->pg_off;
+
+	if (mem->type != SWIWARP_MEM_UMEM)
+		return -EAGAIN;
+	while (n) {
+		unsigned long pg = off >> PAGE_SHIFT;
+		u32 in_pg = off & ~PAGE_MASK;
+		u32 take = min_t(u32, n, PAGE_SIZE - in_pg);
+		struct page *page;
+
+		if (pg >= mem->npages || tx->nfrag >= SWIWARP_TX_FRAGS - 1)
+			return -EAGAIN;
+		page = mem->pages[pg];
+		if (!sendpage_ok(page))
+			return -EAGAIN;
+		if (qp->crc) {
+			void *kva = kmap_local_page(page);
+
+			*crc = crc32c(*crc, kva + in_pg, take);
+			kunmap_local(kva);
+		}
+		tx->frag[tx->nfrag++] = (struct swiwarp_tx_frag){
+			.page = page, .off = in_pg, .len = take,
+		};
+		off += take;
+		n -= take;
+	}
+	return 0;
+}
+
+/* Finish a paged FPDU of ulpdu octets: pad and CRC as the last piece. */
+static void swiwarp_tx_pages_end(struct swiwarp_qp *qp, u32 ulpdu, u32 crc)
+{
+	struct swiwarp_tx *tx = &qp->tx;
+	u32 pad = iwarp_mpa_pad_len(ulpdu);
+	static const u8 zero[4];
+
+	memset(tx->trailer, 0, pad);
+	if (qp->crc)
+		crc = ~crc32c(crc, zero, pad);
+	else
+		crc = 0;
+	iwarp_crc32c_put(tx->trailer + pad, crc);
+	tx->frag[tx->nfrag++] = (struct swiwarp_tx_frag){
+		.kva = tx->trailer, .len = pad + IWARP_MPA_CRC_FIELD,
+	};
+	tx->more = false;
+	tx->buf_len = IWARP_MPA_ULPDU_LEN_FIELD + ulpdu + pad +
+		IWARP_MPA_CRC_FIELD;
+	tx->buf_sent = 0;
+}
+
+/*
+ * Frame the next FPDU of the zero-copy Send or Write wqe: header (hlen
+ * octets at buf + 2) and trailer are copied by TCP, the n payload octets
+ * from message offset wqe->processed go as page references tracked by
+ * tx.zc.  -EAGAIN when they cannot (the caller copies this FPDU).
+ */
+static int swiwarp_tx_frame_sgl(struct swiwarp_qp *qp,
+				struct swiwarp_wqe *wqe, u32 hlen, u32 n)
+{
+	u32 off = wqe->processed, left = n, crc;
+	int i;
+
+	swiwarp_tx_pages_begin(qp, hlen, n, &crc);
+	for (i = 0; i < wqe->sqe.num_sge && left; i++) {
+		struct swiwarp_sge *sge = &wqe->sqe.sge[i];
+		u32 take;
+
+		if (off >= sge->length) {
+			off -= sge->length;
+			continue;
+		}
+		take = min(sge->length - off, left);
+		if (swiwarp_tx_pages_add(qp, wqe->mem[i], sge->addr + off, take,
+					 &crc))
+			return -EAGAIN;
+		left -= take;
+		off = 0;
+	}
+	if (left)
+		return -EAGAIN;
+	swiwarp_tx_pages_end(qp, hlen + n, crc);
+	qp->tx.ubuf = &qp->tx.zc->ubuf;
+	atomic64_inc(&zc_stat_fpdus);
 	return 0;
 }
 
@@ -297,57 +735,12 @@ static int swiwarp_tx_frame_pages(struct swiwarp_qp *qp,
 				  struct swiwarp_mem *mem, u64 va, u32 hlen,
 				  u32 n)
 {
-	struct swiwarp_tx *tx = &qp->tx;
-	u32 ulpdu = hlen + n, pad = iwarp_mpa_pad_len(ulpdu);
-	u64 off = va - mem->va + mem->pg_off;
-	u32 crc = ~0U, left = n, k = 1;
-	static const u8 zero[4];
+	u32 crc;
 
-	if (mem->type != SWIWARP_MEM_UMEM)
+	swiwarp_tx_pages_begin(qp, hlen, n, &crc);
+	if (swiwarp_tx_pages_add(qp, mem, va, n, &crc))
 		return -EAGAIN;
-	iwarp_put_be16(tx->buf, (u16)ulpdu);
-	tx->frag[0] = (struct swiwarp_tx_frag){
-		.kva = tx->buf, .len = IWARP_MPA_ULPDU_LEN_FIELD + hlen,
-	};
-	if (qp->crc)
-		crc = crc32c(crc, tx->buf, tx->frag[0].len);
-	while (left) {
-		unsigned long pg = off >> PAGE_SHIFT;
-		u32 in_pg = off & ~PAGE_MASK;
-		u32 take = min_t(u32, left, PAGE_SIZE - in_pg);
-		struct page *page;
-
-		if (pg >= mem->npages || k >= SWIWARP_TX_FRAGS - 1)
-			return -EAGAIN;
-		page = mem->pages[pg];
-		if (!sendpage_ok(page))
-			return -EAGAIN;
-		if (qp->crc) {
-			void *kva = kmap_local_page(page);
-
-			crc = crc32c(crc, kva + in_pg, take);
-			kunmap_local(kva);
-		}
-		tx->frag[k++] = (struct swiwarp_tx_frag){
-			.page = page, .off = in_pg, .len = take,
-		};
-		off += take;
-		left -= take;
-	}
-	memset(tx->trailer, 0, pad);
-	if (qp->crc)
-		crc = ~crc32c(crc, zero, pad);
-	else
-		crc = 0;
-	iwarp_crc32c_put(tx->trailer + pad, crc);
-	tx->frag[k++] = (struct swiwarp_tx_frag){
-		.kva = tx->trailer, .len = pad + IWARP_MPA_CRC_FIELD,
-	};
-	tx->nfrag = k;
-	tx->more = false;
-	tx->buf_len = IWARP_MPA_ULPDU_LEN_FIELD + ulpdu + pad +
-		IWARP_MPA_CRC_FIELD;
-	tx->buf_sent = 0;
+	swiwarp_tx_pages_end(qp, hlen + n, crc);
 	return 0;
 }
 
@@ -504,11 +897,14 @@ static void swiwarp_sq_set_active(struct swiwarp_qp *qp, bool on)
 }
 
 /*
- * Copy the next SQE into wqe and hand its slot back.  Implements the
- * kernel half of the idle protocol: clear TX_ACTIVE, full barrier,
- * re-check.  Returns false when the SQ is empty (TX_ACTIVE left clear).
+ * Copy the next SQE into wqe and hand its slot back, or, with hold, keep
+ * the slot (tx.slot; the caller hands it back with swiwarp_tx_slot_drop()
+ * or when the WQE completes).  Implements the kernel half of the idle
+ * protocol: clear TX_ACTIVE, full barrier, re-check.  Returns false when
+ * the SQ is empty (TX_ACTIVE left clear).
  */
-static bool swiwarp_sq_fetch(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe)
+static bool swiwarp_sq_fetch(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
+			     bool hold)
 {
 	struct swiwarp_sqe *sqe = &qp->sendq[qp->sq_get & (qp->num_sqe - 1)];
 
@@ -525,7 +921,12 @@ static bool swiwarp_sq_fetch(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe)
 	wqe->sqe.flags &= ~SWIWARP_WQE_VALID;
 	if (qp->sig_all)
 		wqe->sqe.flags |= SWIWARP_WQE_SIGNALED;
-	swiwarp_flags_release(&sqe->flags, 0);
+	if (hold) {
+		qp->tx.slot = qp->sq_get;
+		qp->tx.slot_held = true;
+	} else {
+		swiwarp_flags_release(&sqe->flags, 0);
+	}
 	qp->sq_get++;
 	wqe->active = true;
 	return true;
@@ -677,6 +1078,16 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 	if (hlen < 0)
 		return hlen;
 
+	if (!qp->tx.irq_active && qp->tx.zc_want && !qp->tx.zc &&
+	    !wqe->processed)
+		qp->tx.zc = swiwarp_zc_alloc(qp, true);
+	if (n && qp->tx.zc && !swiwarp_tx_frame_sgl(qp, wqe, hlen, n)) {
+		wqe->processed += n;
+		*done = msg.ddp.last;
+		qp->tx.more = !msg.ddp.last && READ_ONCE(direct_tx);
+		return 0;
+	}
+
 	/*
 	 * With markers the Read Response is copied: markers would have to
 	 * be spliced between the page fragments at stream positions and
@@ -784,6 +1195,8 @@ static bool swiwarp_tx_orq_push(struct swiwarp_qp *qp)
 		ok = true;
 	}
 	spin_unlock_irqrestore(&qp->orq_lock, flags);
+	if (ok)
+		swiwarp_tx_slot_drop(qp);
 	return ok;
 }
 
@@ -805,16 +1218,7 @@ static void swiwarp_tx_flush(struct swiwarp_qp *qp)
 	struct swiwarp_wqe wqe;
 	unsigned long flags;
 
-	if (qp->tx.wqe.active) {
-		if (qp->tx.irq_active || qp->tx.rd_queued)
-			swiwarp_wqe_put_mem(&qp->tx.wqe);
-		else
-			swiwarp_qp_complete_sq(qp, &qp->tx.wqe,
-					       SWIWARP_WC_WR_FLUSH_ERR);
-		qp->tx.wqe.active = false;
-		qp->tx.irq_active = false;
-		qp->tx.rd_queued = false;
-	}
+	swiwarp_tx_zc_abort(qp);
 	/*
 	 * The RX engine may still be placing a Read Response into the ORQ
 	 * head (rx.rresp) if it looked at the state just before the QP went
@@ -824,6 +1228,7 @@ static void swiwarp_tx_flush(struct swiwarp_qp *qp)
 	spin_lock_bh(&qp->rx_lock);
 	qp->rx.rresp = NULL;
 	spin_unlock_bh(&qp->rx_lock);
+	/* Oldest first: Reads (never behind a waiting WQE), the waiting. */
 	for (;;) {
 		struct swiwarp_orq_entry *o = NULL;
 
@@ -842,7 +1247,21 @@ static void swiwarp_tx_flush(struct swiwarp_qp *qp)
 			break;
 		swiwarp_qp_complete_sq(qp, &wqe, SWIWARP_WC_WR_FLUSH_ERR);
 	}
-	while (swiwarp_sq_fetch(qp, &wqe))
+	swiwarp_tx_reap(qp, true);
+	if (qp->tx.wqe.active) {
+		if (qp->tx.irq_active || qp->tx.rd_queued) {
+			swiwarp_wqe_put_mem(&qp->tx.wqe);
+		} else {
+			swiwarp_tx_slot_drop(qp);
+			swiwarp_qp_complete_sq(qp, &qp->tx.wqe,
+					       SWIWARP_WC_WR_FLUSH_ERR);
+		}
+		qp->tx.wqe.active = false;
+		qp->tx.irq_active = false;
+		qp->tx.rd_queued = false;
+	}
+	swiwarp_tx_slot_drop(qp);
+	while (swiwarp_sq_fetch(qp, &wqe, false))
 		swiwarp_qp_complete_sq(qp, &wqe, SWIWARP_WC_WR_FLUSH_ERR);
 	qp->tx.buf_len = 0;
 	qp->tx.buf_sent = 0;
@@ -852,6 +1271,10 @@ static void swiwarp_tx_flush(struct swiwarp_qp *qp)
 /* A local fatal error on the SQ: fail the WQE, then the QP. */
 static void swiwarp_tx_fail(struct swiwarp_qp *qp, int status)
 {
+	/* Earlier WQEs still waiting for their ACK complete first. */
+	swiwarp_tx_zc_abort(qp);
+	swiwarp_tx_reap(qp, true);
+	swiwarp_tx_slot_drop(qp);
 	if (qp->tx.wqe.active && !qp->tx.irq_active && !qp->tx.rd_queued)
 		swiwarp_qp_complete_sq(qp, &qp->tx.wqe, status);
 	swiwarp_wqe_put_mem(&qp->tx.wqe);
@@ -880,7 +1303,7 @@ static void swiwarp_tx_wqe_done(struct swiwarp_qp *qp)
 		qp->tx.rd_queued = false;
 		break;
 	default:
-		swiwarp_qp_complete_sq(qp, wqe, SWIWARP_WC_SUCCESS);
+		swiwarp_tx_retire(qp, SWIWARP_WC_SUCCESS);
 		break;
 	}
 }
@@ -898,6 +1321,8 @@ static void swiwarp_tx_run(struct swiwarp_qp *qp)
 			swiwarp_tx_flush(qp);
 			return;
 		}
+		if (!swiwarp_tx_ring_empty(qp))
+			swiwarp_tx_reap(qp, false);
 		if (!qp->sock)
 			goto idle;
 
@@ -950,14 +1375,24 @@ static void swiwarp_tx_run(struct swiwarp_qp *qp)
 			/* Responder before the initiator's first FPDU. */
 			if (READ_ONCE(qp->tx_hold))
 				goto idle;
+			/*
+			 * Every SQ slot is held by a WQE waiting for its
+			 * ACK: the consumer cannot post; the callback of
+			 * the oldest kicks us (TX_ACTIVE stays set).
+			 */
+			if (qp->tx.zc_put - qp->tx.zc_get >= qp->num_sqe)
+				return;
 			swiwarp_sq_set_active(qp, true);
-			if (!swiwarp_sq_fetch(qp, &qp->tx.wqe))
+			if (!swiwarp_sq_fetch(qp, &qp->tx.wqe, true))
 				return;
 			rv = swiwarp_wqe_validate(qp, &qp->tx.wqe);
 			if (rv != SWIWARP_WC_SUCCESS) {
 				swiwarp_tx_fail(qp, rv);
 				return;
 			}
+			qp->tx.zc_want = swiwarp_tx_zc_want(qp, &qp->tx.wqe);
+			if (!qp->tx.zc_want && swiwarp_tx_ring_empty(qp))
+				swiwarp_tx_slot_drop(qp);
 			if (qp->tx.wqe.sqe.opcode == SWIWARP_OP_REG_MR ||
 			    qp->tx.wqe.sqe.opcode == SWIWARP_OP_LOCAL_INV) {
 				rv = swiwarp_tx_local_op(qp, &qp->tx.wqe);
@@ -965,7 +1400,7 @@ static void swiwarp_tx_run(struct swiwarp_qp *qp)
 					swiwarp_tx_fail(qp, rv);
 					return;
 				}
-				swiwarp_qp_complete_sq(qp, &qp->tx.wqe, rv);
+				swiwarp_tx_retire(qp, rv);
 				continue;
 			}
 		}
@@ -979,6 +1414,14 @@ static void swiwarp_tx_run(struct swiwarp_qp *qp)
 			if ((sqe->flags & SWIWARP_WQE_FENCE) &&
 			    !qp->tx.wqe.processed && !swiwarp_orq_empty(qp))
 				return;	/* Read Response completion kicks us */
+			/*
+			 * A Read completes from the RX side: start it only
+			 * when no earlier WQE waits for its ACK, so that it
+			 * cannot complete before them.
+			 */
+			if (is_read && !qp->tx.rd_queued &&
+			    !swiwarp_tx_ring_empty(qp))
+				return;	/* the zero-copy callback kicks us */
 			if (is_read && !qp->tx.rd_queued &&
 			    !swiwarp_tx_orq_push(qp))
 				return;	/* ORQ full; ditto */
