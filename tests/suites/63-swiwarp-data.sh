@@ -4,7 +4,9 @@
 #   pair     swiwarp <-> swiwarp: data-verify (multi-SGE, multi-FPDU Send,
 #            Write and Read content), rping -v -V 60 KB and 33333 B in both
 #            roles, ib_read_bw -R 64 KiB with -q 1 and -q 2; the capture is
-#            checked: no FPDU larger than the connection's MSS
+#            checked: no FPDU larger than the connection's MSS; then
+#            zero-copy Sends/Writes (64 KB - 4 MB) through 2% loss with the
+#            sender poisoning each buffer as soon as it completes
 #   interop  upstream siw (guest 1) <-> swiwarp (guest 2): data-verify and
 #            rping 60 KB with either side as server, ib_read_bw -R both ways
 # The lab's dmesg scanner fails a run on any kernel warning or lockup.
@@ -23,7 +25,7 @@ if ! cc -O2 -Wall -o "$verify" "$top/tests/swiwarp/data-verify.c" -lrdmacm -libv
 fi
 
 pcap=$out/pair.pcap
-run_lab pair -n 2 --capture "$pcap" --timeout 900 -- "$scen" pair "$verify"
+run_lab pair -n 2 --capture "$pcap" --timeout 1500 -- "$scen" pair "$verify"
 
 # FPDU size on the wire: every MPA FPDU (length field, ULPDU, pad, CRC)
 # must fit the sender's effective MSS (RFC 5044 MULPDU): the peer's SYN

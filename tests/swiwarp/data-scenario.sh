@@ -8,6 +8,11 @@
 #   verify-*     data-verify: multi-SGE, multi-FPDU Send/Write/Read content
 #   rping-*      rping -v with 60 KB and odd sizes, every ping's content
 #   read-bw-*    ib_read_bw -R 64 KiB, many outstanding Reads (-q 1, -q 2)
+#   verify-zc-loss-*  pair only: data-verify -P (the client poisons every
+#                Send/Write source the instant it completes) with 64 KB to
+#                4 MB messages while guest 2 (the client) drops 2% of its
+#                frames (netem), so TCP retransmits; zc-used-* checks that
+#                the zero-copy counters (zcopy_tx_stats) rose
 # Every check prints one PASS:/FAIL:/SKIP: line.
 source "$LAB_TOP/tests/lab/lib.sh"
 mode=${1:?usage: data-scenario.sh pair|interop VERIFY_BIN}
@@ -63,12 +68,13 @@ run_pair() {
 	lab_barrier "$tag-done" $((t + 300))
 }
 
-# verify_pair TAG SERVER_ID SIZES
+# verify_pair TAG SERVER_ID SIZES [CLIENT_ARGS...]
 verify_pair() {
 	local tag=$1 sid=$2 sizes=$3 log why
+	shift 3
 	next_port
-	run_pair "$tag" "$sid" 240 "$verify" -s "192.0.2.$sid" -p $port -- \
-		"$verify" -c "192.0.2.$sid" -p $port -z "$sizes"
+	run_pair "$tag" "$sid" "${VERIFY_TIMEOUT:-240}" "$verify" -s "192.0.2.$sid" -p $port -- \
+		"$verify" -c "192.0.2.$sid" -p $port -z "$sizes" "$@"
 	if [ "$LAB_ID" != "$sid" ]; then
 		log=$work/$tag-c.log
 		if [ $rc_c -eq 0 ] && grep -q '^PASSED' "$log"; then
@@ -160,6 +166,31 @@ readbw_pair() {
 	fi
 }
 
+# Zero-copy Sends and Writes must not complete while TCP may still need
+# their pages: guest 2 sends (Send and Write, three SGEs at odd offsets,
+# poisoned on completion) through 2% loss; guest 1 checks every message.
+zc_stat() { awk '{ print $2 }' /sys/module/swiwarp/parameters/zcopy_tx_stats 2>/dev/null; }
+zc_loss() {
+	local before after
+	before=$(zc_stat)
+	if [ "$LAB_ID" = 2 ]; then
+		modprobe sch_netem && tc qdisc replace dev eth0 root netem loss 2% limit 100000 ||
+			lab_fail "$mode/zc-netem-$me" "could not add netem loss"
+	fi
+	lab_barrier zc-loss 300
+	VERIFY_TIMEOUT=900 verify_pair verify-zc-loss 1 "${ZC_SIZES:-65536,131101,1000003,4194304}" -P -r 2
+	if [ "$LAB_ID" = 2 ]; then
+		tc qdisc del dev eth0 root 2>/dev/null
+		after=$(zc_stat)
+		echo "zcopy_tx_stats after the loss run: $(cat /sys/module/swiwarp/parameters/zcopy_tx_stats 2>/dev/null)"
+		if [ -n "$before" ] && [ -n "$after" ] && [ "$after" -gt "$before" ]; then
+			lab_pass "$mode/zc-used-$me"
+		else
+			lab_fail "$mode/zc-used-$me" "zero-copy WQE counter did not rise ('$before' -> '$after')"
+		fi
+	fi
+}
+
 case $mode in
 pair)
 	load_driver swiwarp
@@ -178,6 +209,7 @@ pair)
 	if [ "$LAB_ID" = 2 ]; then
 		awk -v z="$bw_zcopy" -v c="$bw" 'BEGIN { if (c > 0) printf "ib_read_bw -R 64 KiB, zero-copy vs copied Read Responses: %.2f\n", z / c }'
 	fi
+	zc_loss
 	;;
 interop)
 	if [ "$LAB_ID" = 1 ]; then load_driver siw; else load_driver swiwarp; fi

@@ -5,7 +5,7 @@
  * client, over rdma_cm on any verbs device (swiwarp, siw, rxe):
  *
  *   data-verify -s ADDR [-p PORT]
- *   data-verify -c ADDR [-p PORT] [-z SIZE,SIZE,...] [-r ROUNDS]
+ *   data-verify -c ADDR [-p PORT] [-z SIZE,SIZE,...] [-r ROUNDS] [-P]
  *
  * For every size the client
  *   send   sends a message gathered from three SGEs (odd lengths, odd
@@ -18,7 +18,12 @@
  *          several outstanding Reads into one sink at odd offsets and
  *          checks content and guard bytes itself.
  * Every byte is a function of (seed, position), so a byte placed at the
- * wrong offset, a short message or a stale page is caught.  Output: one
+ * wrong offset, a short message or a stale page is caught.  With -P the
+ * client overwrites the source of a Send or Write with a poison pattern
+ * the instant its completion arrives (before the server checks it), as
+ * a consumer reusing its buffer may: a provider that completes before
+ * the data can no longer be retransmitted from the buffer is caught
+ * (more surely when the link drops packets).  Output: one
  * line per check, "ok ..." or "BAD ..." with the first bad offset; the
  * exit status is 0 only if every check was ok.
  *
@@ -41,7 +46,9 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#define REGION (4u << 20)	/* each memory region */
+#define REGION (8u << 20)	/* each memory region */
+#define MAX_SIZE 4200000u	/* largest message (-z) */
+#define POISON 0x5a
 #define GUARD 0xa5
 #define MAGIC_DATA 0x44415441u	/* "DATA" */
 #define MAGIC_CTL 0x4354524cu	/* "CTRL" */
@@ -266,7 +273,7 @@ static void send_ctl(struct conn *c, const struct ctl *m)
  * the second half of each region.
  */
 static const uint32_t rx_off[3] = { 3, 1001, 77 };
-static const uint32_t rx_len[3] = { 700001, 300007, 1200011 };
+static const uint32_t rx_len[3] = { 1400001, 600007, 2400011 };
 
 static void post_recv(struct conn *c, int slot)
 {
@@ -459,6 +466,15 @@ static struct ctl wait_result(struct conn *c)
  * The gathered source of a Send or Write: three SGEs over the client's
  * regions, split at 1/5 and 1/2 of the message, at odd offsets.
  */
+static int poison;	/* -P */
+
+/* The consumer reuses its buffer the moment the WR completed. */
+static void poison_sgl(const struct ibv_sge *sge, int n)
+{
+	for (int i = 0; poison && i < n; i++)
+		memset((void *)(uintptr_t)sge[i].addr, POISON, sge[i].length);
+}
+
 static int source_sgl(struct conn *c, uint32_t size, uint32_t seed,
 		      const uint8_t *hdr, uint32_t hlen, struct ibv_sge *sge)
 {
@@ -498,6 +514,7 @@ static void test_send(struct conn *c, uint32_t size, uint32_t seed)
 	wr.num_sge = source_sgl(c, size, seed, (uint8_t *)&h, sizeof(h), sge);
 	post(c, &wr);
 	wait_wc(c, &wc, IBV_WC_SEND, "send");
+	poison_sgl(sge, wr.num_sge);
 	r = wait_result(c);
 	report(c, "send", size, r.status == 0, r.why);
 }
@@ -521,6 +538,7 @@ static void test_write(struct conn *c, const struct srv_info *si,
 	wr.wr.rdma.rkey = si->wkey;
 	post(c, &wr);
 	wait_wc(c, &wc, IBV_WC_RDMA_WRITE, "write");
+	poison_sgl(sge, wr.num_sge);
 	send_ctl(c, &m);
 	r = wait_result(c);
 	report(c, "write", size, r.status == 0, r.why);
@@ -646,8 +664,8 @@ static int client(const char *addr, const char *port, const char *sizes,
 
 			if (*p == ',')
 				p++;
-			if (size > 1900000)
-				die("size %u too large (max 1900000)", size);
+			if (size > MAX_SIZE)
+				die("size %u too large (max %u)", size, MAX_SIZE);
 			test_send(&c, size, seed++);
 			test_write(&c, &si, size, seed++);
 			test_read(&c, &si, size, seed++);
@@ -670,7 +688,7 @@ int main(int argc, char **argv)
 	const char *sizes = "17,4095,4097,9000,60000,65536,131101,1000003";
 	int srv = -1, rounds = 1, opt;
 
-	while ((opt = getopt(argc, argv, "s:c:p:z:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:c:p:z:r:P")) != -1) {
 		switch (opt) {
 		case 's':
 			srv = 1;
@@ -689,13 +707,16 @@ int main(int argc, char **argv)
 		case 'r':
 			rounds = atoi(optarg);
 			break;
+		case 'P':
+			poison = 1;
+			break;
 		default:
 			srv = -1;
 			break;
 		}
 	}
 	if (srv < 0 || !addr) {
-		fprintf(stderr, "usage: %s -s ADDR | -c ADDR [-p PORT] [-z SIZES] [-r ROUNDS]\n",
+		fprintf(stderr, "usage: %s -s ADDR | -c ADDR [-p PORT] [-z SIZES] [-r ROUNDS] [-P]\n",
 			argv[0]);
 		return 2;
 	}
