@@ -3,6 +3,7 @@
 # Usage (in a lab guest, 2 guests):
 #   data-scenario.sh pair VERIFY_BIN      swiwarp on both guests
 #   data-scenario.sh interop VERIFY_BIN   guest 1 upstream siw, guest 2 swiwarp
+#   data-scenario.sh zc VERIFY_BIN        only the zero-copy loss check
 # VERIFY_BIN is tests/swiwarp/data-verify.c built on the host.
 # Checks (names carry the mode and the guest id):
 #   verify-*     data-verify: multi-SGE, multi-FPDU Send/Write/Read content
@@ -15,7 +16,7 @@
 #                the zero-copy counters (zcopy_tx_stats) rose
 # Every check prints one PASS:/FAIL:/SKIP: line.
 source "$LAB_TOP/tests/lab/lib.sh"
-mode=${1:?usage: data-scenario.sh pair|interop VERIFY_BIN}
+mode=${1:?usage: data-scenario.sh pair|interop|zc VERIFY_BIN}
 verify=${2:?usage: data-scenario.sh pair|interop VERIFY_BIN}
 me=g$LAB_ID
 work=$LAB_OUT/data-$mode
@@ -209,6 +210,12 @@ pair)
 	if [ "$LAB_ID" = 2 ]; then
 		awk -v z="$bw_zcopy" -v c="$bw" 'BEGIN { if (c > 0) printf "ib_read_bw -R 64 KiB, zero-copy vs copied Read Responses: %.2f\n", z / c }'
 	fi
+	zc_loss
+	;;
+zc)
+	# Only the zero-copy loss check (for quick runs, tests/lab/lab run).
+	load_driver swiwarp
+	lab_barrier loaded 600
 	zc_loss
 	;;
 interop)
