@@ -179,6 +179,36 @@ lab_verbs_up() {
 	return 1
 }
 
+# Egress delays.  lab_delay_egress and lab_delay_syn compose: both keep
+# their setting in /run/lab-delay.DEV.{egress,syn} and rebuild one tree
+#   root 1: prio, 4 bands; the priomap only uses bands 1:1..1:3
+#     1:1, 1:2, 1:3  netem EGRESS ms   (everything but a connecting SYN)
+#     1:4            netem EGRESS+SYN  (u32 filter: TCP SYN without ACK)
+# Bands without a delay get no netem (prio's default pfifo).  Check it in
+# a guest with `tc -s qdisc show dev eth0` and `tc filter show dev eth0`.
+_lab_delay_apply() { # DEV
+	local dev=$1 eg syn b st=/run/lab-delay.$1
+	eg=$(cat "$st.egress" 2>/dev/null || echo 0)
+	syn=$(cat "$st.syn" 2>/dev/null || echo 0)
+	modprobe -a sch_prio sch_netem cls_u32 || return 1
+	tc qdisc del dev "$dev" root 2>/dev/null
+	tc qdisc add dev "$dev" root handle 1: prio bands 4 \
+		priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1 || return 1
+	if [ "$eg" -gt 0 ]; then
+		for b in 1 2 3; do
+			tc qdisc add dev "$dev" parent 1:$b handle ${b}0: netem \
+				delay "${eg}ms" limit 100000 || return 1
+		done
+	fi
+	[ "$syn" -gt 0 ] || return 0
+	tc qdisc add dev "$dev" parent 1:4 handle 40: netem \
+		delay "$((eg + syn))ms" limit 100000 || return 1
+	# IPv4 without options: the TCP flags are octet 33 of the packet;
+	# SYN set, ACK clear (a SYN-ACK is not delayed).
+	tc filter add dev "$dev" parent 1: protocol ip prio 1 u32 \
+		match ip protocol 6 0xff match u8 0x02 0x12 at 33 flowid 1:4
+}
+
 # lab_delay_egress MS [NETDEV]: delay every frame this guest sends by MS ms
 # (netem).  The siw tests use it on client guests: upstream siw (6.1) has a
 # race on the passive side of a connection: it sends the MPA Reply and only
@@ -188,28 +218,23 @@ lab_verbs_up() {
 # client's frames keeps them out of that window.
 lab_delay_egress() {
 	local ms=$1 dev=${2:-eth0}
-	modprobe sch_netem || return 1
-	tc qdisc replace dev "$dev" root netem delay "${ms}ms" limit 100000
+	echo "$ms" >"/run/lab-delay.$dev.egress" && _lab_delay_apply "$dev"
 }
 
-# lab_delay_syn MS [DEV]: delay only the TCP SYNs (and SYN-ACKs) this guest
-# sends, by MS.  Works around a race in Debian's perftest 4.5 with -R: its
-# server destroys the listener of the first (control) connection and only
-# then listens again on the same port for the data connection, while the
-# client connects again at once.  A SYN that falls into that gap gets a RST,
-# the client fails (RDMA_CM_EVENT_REJECTED, -111) and then crashes inside
-# librdmacm (seen once in 65-swiwarp-markers: 13 ms between the server's
-# last control message and the client's SYN).  Upstream perftest later
-# added a connect retry (retry_rdma_connect) for exactly this.  Other
-# traffic is untouched: only packets with the SYN bit go to the delayed band.
+# lab_delay_syn MS [DEV]: delay the TCP SYNs that open connections from
+# this guest by MS more than its other frames.  Works around a race in
+# Debian's perftest 4.5 with -R: its server destroys the listener of the
+# first (control) connection and only then listens again on the same port
+# for the data connection, while the client connects again at once.  A SYN
+# that falls into that gap gets a RST, the client fails
+# (RDMA_CM_EVENT_REJECTED, -111) and then crashes inside librdmacm (seen in
+# 65-swiwarp-markers: 13 ms between the server's last control message and
+# the client's SYN).  Upstream perftest later added a connect retry
+# (retry_rdma_connect) for exactly this.  Use it on every guest that runs a
+# perftest client with -R.  Every connect from the guest pays MS once.
 lab_delay_syn() {
 	local ms=$1 dev=${2:-eth0}
-	modprobe -a sch_prio sch_netem cls_u32 || return 1
-	tc qdisc replace dev "$dev" root handle 1: prio || return 1
-	tc qdisc replace dev "$dev" parent 1:3 handle 30: netem delay "${ms}ms" || return 1
-	# IPv4 without options: the TCP flags are octet 33 of the packet.
-	tc filter add dev "$dev" parent 1: protocol ip prio 1 u32 \
-		match ip protocol 6 0xff match u8 0x02 0x02 at 33 flowid 1:3
+	echo "$ms" >"/run/lab-delay.$dev.syn" && _lab_delay_apply "$dev"
 }
 
 # lab_rdma_dev: name of the first RDMA device (for -d options).

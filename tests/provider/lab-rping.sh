@@ -35,6 +35,11 @@ if [ "$dev" = swiwarp0 ]; then
 	cp "$pbuild/libswiwarp-rdmav34.so" "$pdir/"
 	echo "driver swiwarp" >/etc/libibverbs.d/swiwarp.driver
 fi
+# Guest 2 runs the ib_write_bw -R client: perftest's re-listen race
+# (lab_delay_syn in tests/lab/lib.sh).
+if [ "$LAB_ID" != 1 ]; then
+	lab_delay_syn "${LAB_PERFTEST_SYN_DELAY_MS:-300}" || lab_fail "provider.lab.syn-delay.g$LAB_ID" "tc setup failed"
+fi
 lab_barrier up 120 || { lab_fail "provider.lab.barrier.g$LAB_ID" "peer never came up"; lab_finish; }
 
 # --- rping ------------------------------------------------------------------

@@ -196,9 +196,16 @@ zc_loss() {
 	fi
 }
 
+# Both guests run ib_read_bw -R clients, whose second connect can beat the
+# server's re-listen (lab_delay_syn in tests/lab/lib.sh).
+syn_delay() {
+	lab_delay_syn "${LAB_PERFTEST_SYN_DELAY_MS:-300}" || lab_fail "$mode/syn-delay-$me" "tc setup failed"
+}
+
 case $mode in
 pair)
 	load_driver swiwarp
+	syn_delay
 	lab_barrier loaded 600
 	verify_pair verify 1 "${DATA_SIZES:-17,4095,4097,9000,60000,65536,131101,1000003}"
 	rping_pair rping-60k 1 5 60000
@@ -229,6 +236,7 @@ interop)
 	if [ "$LAB_ID" = 2 ]; then
 		lab_delay_egress 100 || lab_fail "$mode/netem-$me" "could not add the netem delay"
 	fi
+	syn_delay
 	lab_barrier loaded 600
 	verify_pair verify-siw-server 1 "${DATA_SIZES:-17,4097,60000,131101,1000003}"
 	verify_pair verify-swiwarp-server 2 "${DATA_SIZES:-17,4097,60000,131101,1000003}"

@@ -181,6 +181,9 @@ if [ "$mode" = interop ] && [ "$LAB_ID" = 2 ]; then
 	# is in RTS (tests/lab/README.md): delay what swiwarp sends.
 	lab_delay_egress "${LAB_SIW_CLIENT_DELAY_MS:-100}" || lab_fail "matrix/$mode/netem-$me" "no netem"
 fi
+# Both guests run perftest -R clients, whose second connect can beat the
+# server's re-listen (lab_delay_syn in tests/lab/lib.sh).
+lab_delay_syn "${LAB_PERFTEST_SYN_DELAY_MS:-300}" || lab_fail "matrix/$mode/syn-delay-$me" "tc setup failed"
 lab_barrier loaded 200
 
 if part apps; then
@@ -325,6 +328,14 @@ if part raw; then
 		lab_barrier "$tag-done" 100
 	done
 fi
+
+# The SYN band of lab_delay_syn (netem 40:) must have carried this guest's
+# connects: both guests were clients.
+tc -s qdisc show dev eth0 >"$work/qdisc" 2>&1
+syns=$(awk '$1 == "qdisc" { q = $3 } q == "40:" && $1 == "Sent" { print $4; exit }' "$work/qdisc")
+if [ "${syns:-0}" -gt 0 ]; then lab_pass "matrix/$mode/syn-delay-$me"
+else lab_fail "matrix/$mode/syn-delay-$me" "no packet through the SYN band: $(tr '\n' ' ' <"$work/qdisc" | cut -c1-300)"; fi
+echo "$me qdisc: $(grep -E '^qdisc|Sent' "$work/qdisc" | tr -s ' ' | tr '\n' ' ')"
 
 if [ "$(drv_of "$LAB_ID")" = swiwarp ]; then
 	lab_check "matrix/$mode/rdma-link-delete-$me" rdma link delete swiwarp0

@@ -147,6 +147,8 @@ interop)
 	# (see lab_delay_egress in tests/lab/lib.sh): delay the client's frames.
 	if [ "$LAB_ID" = 2 ]; then
 		lab_delay_egress 100 || lab_fail "$mode/netem-$me" "could not add the netem delay"
+		# ib_write_bw -R client: perftest's re-listen race (lab_delay_syn).
+		lab_delay_syn "${LAB_PERFTEST_SYN_DELAY_MS:-300}" || lab_fail "$mode/syn-delay-$me" "tc setup failed"
 	fi
 	lab_barrier loaded 150
 	rping_pair rping-siw-server 1 2 10 64

@@ -25,6 +25,11 @@ lab_pass "demo/load-$driver-g$LAB_ID"
 if [ "$driver" = siw ] && [ "$LAB_ID" = 2 ]; then
 	lab_delay_egress "${LAB_SIW_CLIENT_DELAY_MS:-100}" || echo "demo: could not add the netem delay"
 fi
+# Guest 2 runs perftest -R clients: perftest's re-listen race (lab_delay_syn
+# in lib.sh).
+if [ "$LAB_ID" = 2 ]; then
+	lab_delay_syn "${LAB_PERFTEST_SYN_DELAY_MS:-300}" || echo "demo: could not add the SYN delay"
+fi
 rdma link show
 ibv_devinfo -d "$dev" | grep -E 'hca_id|transport|node_guid|state'
 lab_barrier loaded 600

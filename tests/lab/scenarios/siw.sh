@@ -25,6 +25,9 @@ lab_pass "$mode/siw-load-$me"
 if [ "$LAB_N" -gt 1 ] && [ "$LAB_ID" != 1 ]; then
 	lab_delay_egress "${LAB_SIW_CLIENT_DELAY_MS:-100}" ||
 		lab_fail "$mode/netem-$me" "could not add the netem delay"
+	# ib_write_bw -R client: perftest's re-listen race (lab_delay_syn).
+	lab_delay_syn "${LAB_PERFTEST_SYN_DELAY_MS:-300}" ||
+		lab_fail "$mode/syn-delay-$me" "tc setup failed"
 fi
 rdma link show | tee "$work/link"
 if grep -q '^link siw0/1 state ACTIVE .*netdev eth0' "$work/link"; then
