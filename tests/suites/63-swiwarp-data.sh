@@ -66,6 +66,13 @@ elif fpdu_mss_check; then
 	rm -f "$pcap"	# large; kept only when the check failed
 fi
 
-run_lab interop -n 2 --timeout 900 -- "$scen" interop "$verify"
+# The interop capture is kept only when the run failed (for an intermittent
+# ib_read_bw flush against siw seen once in session 3: whose bug it is shows
+# on the wire).
+if run_lab interop -n 2 --capture "$out/interop.pcap" --timeout 900 -- "$scen" interop "$verify"; then
+	rm -f "$out/interop.pcap"
+else
+	echo "  interop capture kept: $out/interop.pcap"
+fi
 
 [ $fails -eq 0 ]
