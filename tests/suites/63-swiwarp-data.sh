@@ -17,12 +17,7 @@ scen=tests/swiwarp/data-scenario.sh
 source "$top/tests/swiwarp/suite-lib.sh"
 swiwarp_suite_start swiwarp-data "${DATA_OUT:-$BUILD/lab/suite-data}" || exit 0
 
-verify=$out/data-verify
-if ! cc -O2 -Wall -o "$verify" "$top/tests/swiwarp/data-verify.c" -lrdmacm -libverbs \
-	>"$out/cc.log" 2>&1; then
-	fail swiwarp-data/build-verify "$(head -n 3 "$out/cc.log" | tr '\n' ' ')"
-	exit 1
-fi
+build_data_verify || exit 1
 
 pcap=$out/pair.pcap
 run_lab pair -n 2 --capture "$pcap" --timeout 1500 -- "$scen" pair "$verify"

@@ -11,35 +11,14 @@
 # The lab's dmesg scanner fails a run on any kernel warning or lockup.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-export BUILD=${BUILD:-$top/build}
-lab=$top/tests/lab/lab
-out=${MARKERS_OUT:-$BUILD/lab/suite-markers}
-rm -rf "$out"
-mkdir -p "$out"
-fails=0
-
-pass() { echo "PASS: $1"; }
-fail() { echo "FAIL: $1${2:+ [$2]}"; fails=$((fails + 1)); }
-skip() { echo "SKIP: $1 $2"; }
-
-if [ ! -f "$top/kernel/swiwarp.ko" ]; then
-	skip swiwarp-markers/lab "kernel/swiwarp.ko not built (make kernel)"
-	exit 0
-fi
-if [ ! -f "$BUILD/userspace/provider/libswiwarp-rdmav34.so" ]; then
-	skip swiwarp-markers/lab "provider $BUILD/userspace/provider/libswiwarp-rdmav34.so not built"
-	exit 0
-fi
+# shellcheck source=tests/swiwarp/suite-lib.sh
+source "$top/tests/swiwarp/suite-lib.sh"
+swiwarp_suite_start swiwarp-markers "${MARKERS_OUT:-$BUILD/lab/suite-markers}" || exit 0
 if [ ! -f "$BUILD/siw/siw.ko" ]; then
 	skip swiwarp-markers/lab "upstream siw not built ($BUILD/siw/siw.ko, tests/lab/build-siw.sh)"
 	exit 0
 fi
-verify=$out/data-verify
-if ! cc -O2 -Wall -o "$verify" "$top/tests/swiwarp/data-verify.c" -lrdmacm -libverbs \
-	>"$out/cc.log" 2>&1; then
-	fail swiwarp-markers/build-verify "$(head -n 3 "$out/cc.log" | tr '\n' ' ')"
-	exit 1
-fi
+build_data_verify || exit 1
 
 pcap=$out/markers.pcap
 echo "=== lab run markers"

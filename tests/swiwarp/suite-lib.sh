@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# Shared by tests/suites/60-swiwarp-basic.sh, 62-swiwarp-matrix.sh and
-# 63-swiwarp-data.sh (host side).  Source it after setting top (the source
+# Shared by tests/suites/60-swiwarp-basic.sh, 62-swiwarp-matrix.sh,
+# 63-swiwarp-data.sh and 65-swiwarp-markers.sh (host side).  Source it after setting top (the source
 # tree).  It sets BUILD (unless set), lab and fails (the FAIL count the suite
 # exits on) and defines pass, fail and skip, and:
 #   swiwarp_suite_start NAME OUT: NAME names the suite's tests ("NAME/...");
@@ -11,6 +11,9 @@
 #     data left out) and passes its PASS/FAIL/SKIP lines through; FAILs count
 #     in fails, as does a failed run that says no FAIL.  Returns the run's
 #     exit status.
+#   build_data_verify: compile tests/swiwarp/data-verify.c into
+#     $out/data-verify and set verify to it; FAILs NAME/build-verify and
+#     returns 1 if it does not build.
 export BUILD=${BUILD:-$top/build}
 lab=$top/tests/lab/lab
 fails=0
@@ -53,4 +56,13 @@ run_lab() {
 		fail "$suite/$name-run" "lab run exited $rc without saying why"
 	fi
 	return $rc
+}
+
+build_data_verify() {
+	verify=$out/data-verify
+	if ! cc -O2 -Wall -o "$verify" "$top/tests/swiwarp/data-verify.c" -lrdmacm -libverbs \
+		>"$out/cc.log" 2>&1; then
+		fail "$suite/build-verify" "$(head -n 3 "$out/cc.log" | tr '\n' ' ')"
+		return 1
+	fi
 }
