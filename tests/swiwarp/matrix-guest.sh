@@ -277,7 +277,8 @@ if part wire; then
 	# Upstream siw bug: for an MPA rev 1 Request (no IRD/ORD on the wire)
 	# its CONNECT_REQUEST event carries IRD = ORD = 0; rping's
 	# rdma_accept(NULL) takes those, and siw then refuses the server's
-	# RDMA Read ("post send error -1").  siw<->siw fails the same way.
+	# RDMA Read ("post send error -1").  siw<->siw fails the same way
+	# (checked by the siw boot, part siwrev1 above).
 	if [ "$mode" = pair ] || known "wire/mpa-rev1-g1-serves" "upstream siw (mpa_version=1) serving an MPA rev 1 initiator reports IRD=ORD=0 to iw_cm, so rping's server gets ORD 0 and its RDMA Read fails (siw bug, siw<->siw too)"; then
 		wire "wire/mpa-rev1-g1-serves" 1
 	fi
