@@ -39,7 +39,7 @@
 #define SWIWARP_MAX_FR_PAGES	256
 #define SWIWARP_MAX_MSG		0x80000000U
 #define SWIWARP_MAX_PDATA	512	/* MPA private data, RFC 5044 */
-#define SWIWARP_TX_BURST	64	/* FPDUs per TX work run */
+#define SWIWARP_TX_BURST	64	/* TX engine steps (2 per FPDU) per worker run */
 
 /* Module parameters (swiwarp_main.c) */
 enum swiwarp_crc_policy {
@@ -52,6 +52,11 @@ enum swiwarp_crc_policy {
 #define SWIWARP_RTR_WRITE	0x1
 #define SWIWARP_RTR_READ	0x2
 #define SWIWARP_RTR_SEND	0x4
+
+/* swiwarp_crc.c: MPA CRC32c with the fastest crc32c driver measured */
+int swiwarp_crc_init(void);
+void swiwarp_crc_exit(void);
+u32 swiwarp_crc32c(u32 crc, const void *data, unsigned int len);
 
 extern int swiwarp_mpa_crc;
 extern int swiwarp_mpa_rev;
@@ -230,6 +235,7 @@ struct swiwarp_tx {
 	u32 slot;
 	bool slot_held;
 	bool zc_want;			/* wqe is to be sent zero-copy */
+	bool copy_pages;		/* TCP copies all pieces of this FPDU */
 	u32 msn[3];			/* last MSN sent per untagged queue */
 	bool irq_active;		/* wqe below is a Read Response */
 	bool rd_queued;			/* wqe below is a Read already in the ORQ */

@@ -290,10 +290,16 @@ static int __init swiwarp_init(void)
 {
 	int rv;
 
+	rv = swiwarp_crc_init();
+	if (rv)
+		return rv;
+
 	swiwarp_tx_wq = alloc_workqueue("swiwarp_tx",
 					WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
-	if (!swiwarp_tx_wq)
-		return -ENOMEM;
+	if (!swiwarp_tx_wq) {
+		rv = -ENOMEM;
+		goto err_crc;
+	}
 
 	rv = swiwarp_cm_init();
 	if (rv)
@@ -312,6 +318,8 @@ err_cm:
 	swiwarp_cm_exit();
 err_wq:
 	destroy_workqueue(swiwarp_tx_wq);
+err_crc:
+	swiwarp_crc_exit();
 	return rv;
 }
 
@@ -322,6 +330,7 @@ static void __exit swiwarp_exit(void)
 	ib_unregister_driver((enum rdma_driver_id)SWIWARP_DRIVER_ID);
 	swiwarp_cm_exit();
 	destroy_workqueue(swiwarp_tx_wq);
+	swiwarp_crc_exit();
 	pr_info("swiwarp: unloaded\n");
 }
 

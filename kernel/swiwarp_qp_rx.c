@@ -16,7 +16,6 @@
  * All state is under qp->rx_lock.
  */
 
-#include <linux/crc32c.h>
 #include <linux/skbuff.h>
 
 #include "swiwarp.h"
@@ -131,7 +130,7 @@ static int swiwarp_chunk_from_skb(void *kva, u32 len, void *arg)
 	if (skb_copy_bits(s->skb, s->off, kva, len))
 		return -EFAULT;
 	if (s->crc)
-		*s->crc = crc32c(*s->crc, kva, len);
+		*s->crc = swiwarp_crc32c(*s->crc, kva, len);
 	s->off += len;
 	return 0;
 }
@@ -555,11 +554,11 @@ static int swiwarp_rx_hdr_bytes(struct swiwarp_qp *qp, struct sk_buff *skb,
 		u32 at = rx->mk_hdr_at - 1;
 
 		rx->mk_hdr_at = 0;
-		rx->crc = crc32c(~0U, rx->hdr, at);
-		rx->crc = crc32c(rx->crc, rx->mk_save, IWARP_MPA_MARKER_LEN);
-		rx->crc = crc32c(rx->crc, rx->hdr + at, rx->hdr_have - at);
+		rx->crc = swiwarp_crc32c(~0U, rx->hdr, at);
+		rx->crc = swiwarp_crc32c(rx->crc, rx->mk_save, IWARP_MPA_MARKER_LEN);
+		rx->crc = swiwarp_crc32c(rx->crc, rx->hdr + at, rx->hdr_have - at);
 	} else {
-		rx->crc = qp->crc ? crc32c(~0U, rx->hdr, rx->hdr_have) : 0;
+		rx->crc = qp->crc ? swiwarp_crc32c(~0U, rx->hdr, rx->hdr_have) : 0;
 	}
 	if (swiwarp_rx_header(qp))
 		return -EINVAL;
@@ -633,12 +632,12 @@ static int swiwarp_rx_trailer_bytes(struct swiwarp_qp *qp,
 		return n;
 
 	if (qp->crc) {
-		u32 crc = crc32c(rx->crc, rx->trailer, rx->pad);
+		u32 crc = swiwarp_crc32c(rx->crc, rx->trailer, rx->pad);
 
 		if (unlikely(rx->mk_trailer)) {
 			/* a marker between pad and CRC field */
 			rx->mk_trailer = false;
-			crc = crc32c(crc, rx->mk_save, IWARP_MPA_MARKER_LEN);
+			crc = swiwarp_crc32c(crc, rx->mk_save, IWARP_MPA_MARKER_LEN);
 		}
 		crc = ~crc;
 		if (crc != iwarp_crc32c_get(rx->trailer + rx->pad)) {
@@ -745,7 +744,7 @@ static int swiwarp_rx_marker(struct swiwarp_qp *qp)
 	if (!qp->crc)
 		return 0;
 	if (rx->state == SWIWARP_RX_DATA) {
-		rx->crc = crc32c(rx->crc, rx->mk, IWARP_MPA_MARKER_LEN);
+		rx->crc = swiwarp_crc32c(rx->crc, rx->mk, IWARP_MPA_MARKER_LEN);
 		return 0;
 	}
 	memcpy(rx->mk_save, rx->mk, IWARP_MPA_MARKER_LEN);

@@ -7,24 +7,26 @@
  * work request, inbound RDMA Read Requests (answered with Read
  * Responses), and then new SQEs.  Every FPDU is built in a per-QP buffer
  * and is never larger than the path MSS allows (RFC 5044 MULPDU); the CRC
- * is computed with the kernel's crc32c().  Sends are non-blocking: on
- * -EAGAIN the engine stops and the socket's write-space upcall restarts
- * it.  The SQ "tx active" flag is maintained as described in
+ * is computed with swiwarp_crc32c() (swiwarp_crc.c).  Sends are
+ * non-blocking: on -EAGAIN the engine stops and the socket's write-space
+ * upcall restarts it.  The SQ "tx active" flag is maintained as described in
  * include/uapi/swiwarp-abi.h.
  *
- * Payload is copied into the FPDU buffer, except for Read Responses
- * (zcopy_rresp) and for large Sends and Writes from user memory
- * (zcopy_tx_min).  A zero-copy Send or Write hands its pages to TCP with
- * MSG_ZEROCOPY and a ubuf_info of its own (struct swiwarp_zc); it
- * completes only when TCP dropped the last reference to those pages,
- * i.e. after the peer acknowledged the data and no retransmission can
- * read the buffer any more.  Until then it waits in tx.zc_ring, and so
- * does every later WQE, so that completions stay in SQ order; each
- * waiting WQE keeps its SQ slot, so the consumer can never have more
- * work requests outstanding than the SQ holds.
+ * Sends and Writes from user memory go to TCP as pieces: header and
+ * trailer in the FPDU buffer, payload in the registered pages, which TCP
+ * copies into its skbs (tx_copy_pages) or, from zcopy_tx_min octets on,
+ * references (zero-copy).  Read Responses reference the source pages
+ * (zcopy_rresp).  Everything else, and everything with MPA markers, is
+ * built whole in the FPDU buffer.  A zero-copy Send or Write hands its
+ * pages to TCP with MSG_ZEROCOPY and a ubuf_info of its own (struct
+ * swiwarp_zc); it completes only when TCP dropped the last reference to
+ * those pages, i.e. after the peer acknowledged the data and no
+ * retransmission can read the buffer any more.  Until then it waits in
+ * tx.zc_ring, and so does every later WQE, so that completions stay in
+ * SQ order; each waiting WQE keeps its SQ slot, so the consumer can
+ * never have more work requests outstanding than the SQ holds.
  */
 
-#include <linux/crc32c.h>
 #include <linux/highmem.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -68,6 +70,16 @@ static unsigned int zcopy_tx_min;
 module_param(zcopy_tx_min, uint, 0644);
 MODULE_PARM_DESC(zcopy_tx_min,
 		 "send Sends and Writes of at least this many bytes from the registered user pages without copying, e.g. 16384; 0 disables (default 0)");
+
+/*
+ * Copied Sends and Writes from user memory go to TCP as page pieces that
+ * TCP copies, without a first copy into the FPDU buffer.  0 gathers the
+ * payload into the buffer first (the behaviour before; kept to compare).
+ */
+static bool tx_copy_pages = true;
+module_param(tx_copy_pages, bool, 0644);
+MODULE_PARM_DESC(tx_copy_pages,
+		 "let TCP copy Send/Write payload straight from the registered user pages instead of gathering it into the FPDU buffer first (default 1)");
 
 static atomic64_t zc_stat_wqes, zc_stat_fpdus, zc_stat_bytes, zc_stat_copied;
 
@@ -358,7 +370,7 @@ void swiwarp_tx_free(struct swiwarp_qp *qp)
 	qp->tx.mbuf = NULL;
 }
 
-static void swiwarp_tx_run(struct swiwarp_qp *qp);
+static void swiwarp_tx_run(struct swiwarp_qp *qp, unsigned int budget);
 
 /* Run the TX engine of qp soon.  Any context. */
 void swiwarp_sq_kick(struct swiwarp_qp *qp)
@@ -381,22 +393,36 @@ MODULE_PARM_DESC(direct_tx,
 		 "run the TX engine in the post_send doorbell when idle and pack the FPDUs of a message with MSG_MORE (default 1)");
 
 /*
+ * How much of the work the doorbell does itself, in TX engine steps (an
+ * FPDU takes two: build, then push).  The rest goes to the TX worker,
+ * which the scheduler can run on another CPU while the poster goes on
+ * posting or polling: with a deep queue of large messages that overlap
+ * is worth more than the saved wake-up.
+ */
+static unsigned int direct_tx_burst = SWIWARP_TX_BURST;
+module_param(direct_tx_burst, uint, 0644);
+MODULE_PARM_DESC(direct_tx_burst,
+		 "TX engine steps (2 per FPDU) the post_send doorbell runs before handing on to the TX worker (default 64)");
+
+/*
  * The doorbell: run the TX engine right here, in the process context of
  * the post_send system call, when nobody else runs it.  Saves the worker
  * wake-up and context switch per post (most of a small message's
  * latency).  The engine never blocks on the socket (MSG_DONTWAIT) and
- * stops after SWIWARP_TX_BURST FPDUs, handing the rest to the worker; if
+ * stops after direct_tx_burst steps, handing the rest to the worker; if
  * the worker holds tx_lock it is running and will see the new WQEs (the
  * SQ idle protocol guarantees that), so a queued kick is enough.
  */
 void swiwarp_sq_kick_direct(struct swiwarp_qp *qp)
 {
-	if (!READ_ONCE(direct_tx) || !mutex_trylock(&qp->tx_lock)) {
+	unsigned int budget = READ_ONCE(direct_tx_burst);
+
+	if (!READ_ONCE(direct_tx) || !budget || !mutex_trylock(&qp->tx_lock)) {
 		swiwarp_sq_kick(qp);
 		return;
 	}
 	if (qp->tx.buf)
-		swiwarp_tx_run(qp);
+		swiwarp_tx_run(qp, budget);
 	mutex_unlock(&qp->tx_lock);
 }
 
@@ -493,7 +519,7 @@ static void swiwarp_tx_mark(struct swiwarp_qp *qp, u32 len)
 	}
 	if (qp->crc)
 		iwarp_crc32c_put(dst + w - IWARP_MPA_CRC_FIELD,
-				 ~crc32c(~0U, dst, w - IWARP_MPA_CRC_FIELD));
+				 ~swiwarp_crc32c(~0U, dst, w - IWARP_MPA_CRC_FIELD));
 	tx->mk_pos = pos;
 	tx->mbuf = tx->buf;
 	tx->buf = dst;
@@ -515,13 +541,14 @@ static void swiwarp_tx_frame(struct swiwarp_qp *qp, u32 ulpdu_len)
 	qp->tx.nfrag = 0;
 	qp->tx.more = false;
 	qp->tx.ubuf = NULL;
+	qp->tx.copy_pages = false;
 	if (unlikely(qp->tx_markers)) {
 		iwarp_crc32c_put(buf + n, 0);
 		swiwarp_tx_mark(qp, n + IWARP_MPA_CRC_FIELD);
 		return;
 	}
 	if (qp->crc)
-		crc = ~crc32c(~0U, buf, n);
+		crc = ~swiwarp_crc32c(~0U, buf, n);
 	iwarp_crc32c_put(buf + n, crc);
 	qp->tx.buf_len = n + IWARP_MPA_CRC_FIELD;
 }
@@ -571,6 +598,58 @@ static int swiwarp_tx_send_zc(struct swiwarp_qp *qp, u32 i, u32 off,
 	return sock_sendmsg(qp->sock, &msg);
 }
 
+/* A piece in kernel memory (kmalloc or vmalloc) as page pieces. */
+static u32 swiwarp_tx_kva_bvec(struct bio_vec *bv, const u8 *kva, u32 len)
+{
+	u32 n = 0;
+
+	while (len) {
+		u32 in_pg = offset_in_page(kva);
+		u32 take = min_t(u32, len, PAGE_SIZE - in_pg);
+
+		bv[n].bv_page = is_vmalloc_addr(kva) ? vmalloc_to_page(kva) :
+			virt_to_page(kva);
+		bv[n].bv_offset = in_pg;
+		bv[n].bv_len = take;
+		n++;
+		kva += take;
+		len -= take;
+	}
+	return n;
+}
+
+/*
+ * Send the rest of the current FPDU, from octet buf_sent, in one sendmsg
+ * that copies every piece (header, user pages, trailer) into TCP's own
+ * buffers.  Returns the octets taken, like sendmsg.
+ */
+static int swiwarp_tx_send_copied(struct swiwarp_qp *qp, int flags)
+{
+	struct swiwarp_tx *tx = &qp->tx;
+	/* a kernel-memory piece covers at most two pages */
+	struct bio_vec bv[SWIWARP_TX_FRAGS + 4];
+	struct msghdr msg = { .msg_flags = flags };
+	u32 i, n = 0;
+
+	for (i = 0; i < tx->nfrag; i++) {
+		const struct swiwarp_tx_frag *f = &tx->frag[i];
+
+		if (!f->page) {
+			n += swiwarp_tx_kva_bvec(bv + n, f->kva, f->len);
+			continue;
+		}
+		bv[n].bv_page = f->page;
+		bv[n].bv_offset = f->off;
+		bv[n].bv_len = f->len;
+		n++;
+	}
+	if (tx->more)
+		msg.msg_flags |= MSG_MORE;
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, n, tx->buf_len);
+	iov_iter_advance(&msg.msg_iter, tx->buf_sent);
+	return sock_sendmsg(qp->sock, &msg);
+}
+
 /* Push the current FPDU.  0 when fully sent, -EAGAIN, or an error. */
 static int swiwarp_tx_push(struct swiwarp_qp *qp)
 {
@@ -593,7 +672,9 @@ static int swiwarp_tx_push(struct swiwarp_qp *qp)
 			pos += f->len;
 		}
 		off = tx->buf_sent - pos;
-		if (f->page && tx->ubuf) {
+		if (tx->copy_pages) {
+			rv = swiwarp_tx_send_copied(qp, flags);
+		} else if (f->page && tx->ubuf) {
 			rv = swiwarp_tx_send_zc(qp, i, off, flags);
 			if (rv > 0)
 				atomic64_add(rv, &zc_stat_bytes);
@@ -627,9 +708,10 @@ static void swiwarp_tx_pages_begin(struct swiwarp_qp *qp, u32 hlen, u32 n,
 	};
 	tx->nfrag = 1;
 	tx->ubuf = NULL;
+	tx->copy_pages = false;
 	*crc = ~0U;
 	if (qp->crc)
-		*crc = crc32c(*crc, tx->buf, tx->frag[0].len);
+		*crc = swiwarp_crc32c(*crc, tx->buf, tx->frag[0].len);
 }
 
 /*
@@ -658,7 +740,7 @@ static int swiwarp_tx_pages_add(struct swiwarp_qp *qp, struct swiwarp_mem *mem,
 		if (qp->crc) {
 			void *kva = kmap_local_page(page);
 
-			*crc = crc32c(*crc, kva + in_pg, take);
+			*crc = swiwarp_crc32c(*crc, kva + in_pg, take);
 			kunmap_local(kva);
 		}
 		tx->frag[tx->nfrag++] = (struct swiwarp_tx_frag){
@@ -679,7 +761,7 @@ static void swiwarp_tx_pages_end(struct swiwarp_qp *qp, u32 ulpdu, u32 crc)
 
 	memset(tx->trailer, 0, pad);
 	if (qp->crc)
-		crc = ~crc32c(crc, zero, pad);
+		crc = ~swiwarp_crc32c(crc, zero, pad);
 	else
 		crc = 0;
 	iwarp_crc32c_put(tx->trailer + pad, crc);
@@ -693,10 +775,12 @@ static void swiwarp_tx_pages_end(struct swiwarp_qp *qp, u32 ulpdu, u32 crc)
 }
 
 /*
- * Frame the next FPDU of the zero-copy Send or Write wqe: header (hlen
- * octets at buf + 2) and trailer are copied by TCP, the n payload octets
- * from message offset wqe->processed go as page references tracked by
- * tx.zc.  -EAGAIN when they cannot (the caller copies this FPDU).
+ * Frame the next FPDU of the Send or Write wqe as pieces: header (hlen
+ * octets at buf + 2), the n payload octets from message offset
+ * wqe->processed as pieces of the registered user pages, and the
+ * trailer.  The caller decides whether TCP references the pages
+ * (zero-copy) or copies them.  -EAGAIN when the payload cannot be
+ * described this way (the caller gathers it into buf).
  */
 static int swiwarp_tx_frame_sgl(struct swiwarp_qp *qp,
 				struct swiwarp_wqe *wqe, u32 hlen, u32 n)
@@ -723,8 +807,6 @@ static int swiwarp_tx_frame_sgl(struct swiwarp_qp *qp,
 	if (left)
 		return -EAGAIN;
 	swiwarp_tx_pages_end(qp, hlen + n, crc);
-	qp->tx.ubuf = &qp->tx.zc->ubuf;
-	atomic64_inc(&zc_stat_fpdus);
 	return 0;
 }
 
@@ -1086,6 +1168,28 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 	    !wqe->processed)
 		qp->tx.zc = swiwarp_zc_alloc(qp, true);
 	if (n && qp->tx.zc && !swiwarp_tx_frame_sgl(qp, wqe, hlen, n)) {
+		qp->tx.ubuf = &qp->tx.zc->ubuf;
+		atomic64_inc(&zc_stat_fpdus);
+		wqe->processed += n;
+		*done = msg.ddp.last;
+		qp->tx.more = !msg.ddp.last && READ_ONCE(direct_tx);
+		return 0;
+	}
+
+	/*
+	 * A copied Send or Write from user memory: TCP copies the payload
+	 * straight from the pinned user pages into its skbs, instead of
+	 * from buf after we gathered it there (one copy instead of two).
+	 * The WQE completes when its last FPDU is pushed, as any copied
+	 * one: by then TCP holds its own copy.  The CRC is computed when
+	 * the FPDU is framed; a consumer that changes the buffer of a
+	 * posted WR before TCP copied it (which the verbs forbid) makes
+	 * the peer see a CRC error and terminate, never a silent mix.
+	 */
+	if (n && !qp->tx.irq_active && !qp->tx.zc && !qp->tx_markers &&
+	    !(sqe->flags & SWIWARP_WQE_INLINE) && READ_ONCE(tx_copy_pages) &&
+	    !swiwarp_tx_frame_sgl(qp, wqe, hlen, n)) {
+		qp->tx.copy_pages = true;
 		wqe->processed += n;
 		*done = msg.ddp.last;
 		qp->tx.more = !msg.ddp.last && READ_ONCE(direct_tx);
@@ -1314,12 +1418,13 @@ static void swiwarp_tx_wqe_done(struct swiwarp_qp *qp)
 
 /* ------------------------------------------------------------ engine */
 
-static void swiwarp_tx_run(struct swiwarp_qp *qp)
+static void swiwarp_tx_run(struct swiwarp_qp *qp, unsigned int budget)
 {
+	unsigned int step;
 	bool done;
-	int burst, rv, state;
+	int rv, state;
 
-	for (burst = 0; burst < SWIWARP_TX_BURST; burst++) {
+	for (step = 0; step < budget; step++) {
 		state = READ_ONCE(qp->state);
 		if (state == SWIWARP_QP_ERROR) {
 			swiwarp_tx_flush(qp);
@@ -1463,7 +1568,7 @@ void swiwarp_tx_work(struct work_struct *w)
 
 	mutex_lock(&qp->tx_lock);
 	if (qp->tx.buf)
-		swiwarp_tx_run(qp);
+		swiwarp_tx_run(qp, SWIWARP_TX_BURST);
 	mutex_unlock(&qp->tx_lock);
 	swiwarp_qp_put(qp);
 }
