@@ -12,6 +12,9 @@
 #   STACK_MIN_MSGS=5 (fewest messages per bandwidth run; perftest needs 5)
 #   STACK_BW_TESTS="write read send"   STACK_LAT_TESTS="send write read"
 #   STACK_STACKS="siw swiwarp swiwarp-crc"   STACK_RUN_TIMEOUT=90 (per run)
+#                           (also: swiwarp-zc, swiwarp-copy: zero-copy forced on/off)
+#   STACK_PIN=1             lo mode: server on vCPU 0, client on vCPU 1 (0: unpinned)
+#   STACK_CONNBENCH=PATH    connbench binary (a missing path skips set-up runs)
 #   STACK_TIMEOUT_RATE=65536 (bandwidth runs get 1 s more per this many bytes)
 #   STACK_CONN_N=20 (connections per connbench run)
 #   STACK_PERF=REGEX        profile matching runs ("write.65536.swiwarp$") with perf
@@ -37,7 +40,7 @@ mkdir -p "$out"
 # Guests get no environment from lab run: pass our knobs on the command line.
 env_args="BUILD=$build"
 for v in STACK_SIZES STACK_REPS STACK_BYTES STACK_BW_TESTS STACK_LAT_TESTS STACK_STACKS \
-	STACK_RUN_TIMEOUT STACK_CONN_N STACK_LAT_ITERS STACK_PERF STACK_MIN_MSGS STACK_TIMEOUT_RATE; do
+	STACK_RUN_TIMEOUT STACK_CONN_N STACK_LAT_ITERS STACK_PERF STACK_MIN_MSGS STACK_TIMEOUT_RATE STACK_PIN STACK_CONNBENCH; do
 	[ -n "${!v:-}" ] && env_args="$env_args $v='${!v}'"
 done
 

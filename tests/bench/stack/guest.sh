@@ -7,7 +7,12 @@
 # the virtual link (devices on eth0).
 #
 # Stacks: siw (upstream, CRC off: 6.1 has no knob for it), swiwarp with
-# mpa_crc=0 (CRC off), swiwarp-crc with mpa_crc=2 (CRC on), tcp (iperf3).
+# mpa_crc=0 (CRC off), swiwarp-crc with mpa_crc=2 (CRC on), tcp (iperf3);
+# optional: swiwarp-zc / swiwarp-copy (CRC off, zero-copy Sends and Writes
+# forced on at 16 KB / off), swiwarp-gather (payload gathered into the
+# FPDU buffer before TCP copies it), swiwarp-wq (TX always in the worker)
+# and swiwarp-dN (the doorbell runs N TX engine steps); every other
+# swiwarp stack uses the module defaults.
 # Only one RDMA driver is loaded at a time (both on one netdev would leave
 # rdma_cm free to pick either), so the script swaps modules between runs.
 # Each (test, size) block runs every stack, then again in reverse order
@@ -47,19 +52,38 @@ else
 	if [ "$LAB_ID" = 1 ]; then role=server; else role=client; fi
 fi
 
+# In lo mode server and client share the guest's 2 vCPUs.  Unpinned, both
+# spinning perftest processes sometimes land on one vCPU and each waits for
+# the other's tick (64 B latency jumped between ~50 us and ~2 ms from run to
+# run): pin the server to vCPU 0 and the client to vCPU 1, for every stack.
+srv_pin="" cli_pin=""
+if [ "$mode" = lo ] && [ "${STACK_PIN:-1}" = 1 ] && [ "$(nproc)" -ge 2 ]; then
+	srv_pin="taskset -c 0" cli_pin="taskset -c 1"
+fi
+
 cpu_ticks() { # prints "busy total" from the aggregate cpu line
 	awk '/^cpu /{b=$2+$3+$4+$7+$8; t=0; for(i=2;i<=NF;i++) t+=$i; print b, t; exit}' /proc/stat
 }
 
 cur_drv=""
+# swiwarp tuning knobs a stack may set; every other swiwarp stack gets the
+# module's defaults (read at the first load), so variants never leak.
+tunables="zcopy_tx_min direct_tx_burst tx_copy_pages"
+declare -A tun_default
 # use_stack STACK: make exactly the RDMA device this stack needs exist.
 use_stack() {
-	local want=$1 drv crc
+	local want=$1 drv crc="" set="" t kv
 	case $want in
 	siw) drv=siw ;;
 	swiwarp) drv=swiwarp crc=0 ;;
 	swiwarp-crc) drv=swiwarp crc=2 ;;
+	swiwarp-zc) drv=swiwarp crc=0 set="zcopy_tx_min=16384" ;;
+	swiwarp-copy) drv=swiwarp crc=0 set="zcopy_tx_min=0" ;;
+	swiwarp-gather) drv=swiwarp crc=0 set="tx_copy_pages=0" ;;
+	swiwarp-wq) drv=swiwarp crc=0 set="direct_tx_burst=0" ;;
+	swiwarp-d[0-9]*) drv=swiwarp crc=0 set="direct_tx_burst=${want#swiwarp-d}" ;;
 	tcp) return 0 ;;
+	*) echo "bench: unknown stack $want" >&2; return 1 ;;
 	esac
 	if [ "$cur_drv" != "$drv" ]; then
 		if [ -n "$cur_drv" ]; then
@@ -72,13 +96,21 @@ use_stack() {
 		cur_drv=$drv
 		"lab_load_$drv" "$netdev" "${drv}0" >&2 || { echo "bench: loading $drv failed" >&2; return 1; }
 	fi
-	if [ -n "${crc:-}" ]; then
+	if [ "$drv" = swiwarp ]; then
 		echo "$crc" >/sys/module/swiwarp/parameters/mpa_crc || return 1
-	fi
-	# The bench measures swiwarp's doorbell TX (off by default until the
-	# siw interop matrix passes with it, see Documentation/kernel.md).
-	if [ "$drv" = swiwarp ] && [ -w /sys/module/swiwarp/parameters/direct_tx ]; then
-		echo 1 >/sys/module/swiwarp/parameters/direct_tx || return 1
+		# The doorbell TX (direct_tx) is the module default; set it anyway
+		# so that an older module measured with this script runs it too.
+		if [ -w /sys/module/swiwarp/parameters/direct_tx ]; then
+			echo 1 >/sys/module/swiwarp/parameters/direct_tx || return 1
+		fi
+		for t in $tunables; do
+			[ -w "/sys/module/swiwarp/parameters/$t" ] || continue
+			[ -n "${tun_default[$t]:-}" ] || tun_default[$t]=$(cat "/sys/module/swiwarp/parameters/$t")
+			echo "${tun_default[$t]}" >"/sys/module/swiwarp/parameters/$t" || return 1
+		done
+		for kv in $set; do
+			echo "${kv#*=}" >"/sys/module/swiwarp/parameters/${kv%%=*}" || return 1
+		done
 	fi
 	# Exactly one RDMA device, the one we want: otherwise rdma_cm may pick
 	# a stale device of the other driver and the numbers would be lies.
@@ -167,7 +199,7 @@ run_pair() { # test size stack rep attempt
 	cmd_for "$test" "$size" "$stack"
 	use_stack "$stack" || rc=97
 	if [ "$role" != client ] && [ $rc = 0 ]; then
-		timeout $((to + 20)) $srv_cmd >"$raw/$f.server" 2>&1 &
+		timeout $((to + 20)) $srv_pin $srv_cmd >"$raw/$f.server" 2>&1 &
 		spid=$!
 		lab_wait_listen "$port" 90 || rc=98
 	fi
@@ -178,7 +210,7 @@ run_pair() { # test size stack rep attempt
 		# Host-clock stamps: the shared directory is 9p, so these files'
 		# mtimes come from the host's clock, not the drifting guest's.
 		: >"$LAB_OUT/stamps/$f.start"
-		timeout "$to" $cli_cmd >"$raw/$f.client" 2>&1
+		timeout "$to" $cli_pin $cli_cmd >"$raw/$f.client" 2>&1
 		rc=$?
 		: >"$LAB_OUT/stamps/$f.end"
 	fi

@@ -13,9 +13,15 @@ import os
 import re
 import statistics
 
-STACKS = ["siw", "swiwarp", "swiwarp-crc", "tcp"]
+STACKS = ["siw", "swiwarp", "swiwarp-zc", "swiwarp-copy", "swiwarp-gather", "swiwarp-wq", "swiwarp-crc", "tcp"]
 LABEL = {"siw": "upstream siw", "swiwarp": "swiwarp, CRC off", "swiwarp-crc": "swiwarp, CRC on",
+         "swiwarp-zc": "swiwarp, zero-copy on", "swiwarp-copy": "swiwarp, zero-copy off", "swiwarp-wq": "swiwarp, TX in the worker",
+         "swiwarp-gather": "swiwarp, payload gathered before TCP copies it",
          "tcp": "iperf3 TCP"}
+HEAD = {"siw": "siw", "swiwarp": "swiwarp", "swiwarp-zc": "swiwarp zc", "swiwarp-copy": "swiwarp copy", "swiwarp-wq": "swiwarp wq", "swiwarp-gather": "swiwarp gather",
+        "swiwarp-crc": "swiwarp CRC", "tcp": "TCP"}
+# Always shown; the optional zero-copy variants only when a run had them.
+BASE_STACKS = ["siw", "swiwarp", "swiwarp-crc", "tcp"]
 MODE_LABEL = {"lo": "one guest, loopback", "link": "two guests, virtual link"}
 NUM = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)(?:\s+([\d.]+))?(?:\s+([\d.]+))?")
 
@@ -274,13 +280,16 @@ def markdown(agg, modes, gl, meta):
     L.append("### Bandwidth (perftest MiB/s, iperf3 converted; mean of the successful repetitions)\n")
     for m in modes:
         L.append(f"**{MODE_LABEL.get(m, m)}**\n")
-        L.append("| test | size | siw | swiwarp | swiwarp CRC | TCP | swiwarp/siw | CRC on/off | swiwarp/TCP |")
-        L.append("|---|---|---|---|---|---|---|---|---|")
+        cols = [st for st in STACKS if st in BASE_STACKS or any(k[0] == m and k[3] == st for k in agg)]
+        zc = "swiwarp-zc" in cols
+        L.append("| test | size | " + " | ".join(HEAD[st] for st in cols) +
+                 " | swiwarp/siw | CRC on/off | swiwarp/TCP |" + (" zc/swiwarp |" if zc else ""))
+        L.append("|---|---|" + "---|" * (len(cols) + 3 + zc))
         for t in ("write", "read", "send"):
             for s in sorted({k[2] for k in agg if k[0] == m and k[1] == t}):
                 v = {st: get(agg, m, t, s, st, "Bps_mean") for st in STACKS}
                 cells = []
-                for st in STACKS:
+                for st in cols:
                     a = agg.get((m, t, s, st))
                     if a is None:
                         cells.append("")
@@ -291,23 +300,24 @@ def markdown(agg, modes, gl, meta):
                         cells.append(f"{v[st] / 1048576:.1f}{note}")
                 L.append(f"| {t} | {s} | " + " | ".join(cells) +
                          f" | {fmt(ratio(v['swiwarp'], v['siw']))} | {fmt(ratio(v['swiwarp-crc'], v['swiwarp']))}"
-                         f" | {fmt(ratio(v['swiwarp'], v['tcp']))} |")
+                         f" | {fmt(ratio(v['swiwarp'], v['tcp']))} |" +
+                         (f" {fmt(ratio(v['swiwarp-zc'], v['swiwarp']))} |" if zc else ""))
         L.append("")
     L.append("### 64 B latency (perftest t_typical, µs) and CPU per byte\n")
     L.append("| mode | test | siw | swiwarp | swiwarp CRC | swiwarp/siw |")
     L.append("|---|---|---|---|---|---|")
     for m in modes:
         for t in ("send", "write", "read"):
-            v = {st: get(agg, m, "lat_" + t, 64, st, "lat_typical_us_mean") for st in STACKS[:3]}
-            L.append(f"| {m} | {t} | " + " | ".join(fmt(v[st]) for st in STACKS[:3]) +
+            v = {st: get(agg, m, "lat_" + t, 64, st, "lat_typical_us_mean") for st in ("siw", "swiwarp", "swiwarp-crc")}
+            L.append(f"| {m} | {t} | " + " | ".join(fmt(v[st]) for st in ("siw", "swiwarp", "swiwarp-crc")) +
                      f" | {fmt(ratio(v['swiwarp'], v['siw']))} |")
     L.append("")
     L.append("| mode | test at 64 KB | CPU ns/byte siw | swiwarp | swiwarp CRC | TCP | swiwarp/siw |")
     L.append("|---|---|---|---|---|---|---|")
     for m in modes:
         for t in ("write", "read", "send"):
-            v = {st: get(agg, m, t, 65536, st, "cpu_ns_per_byte_mean") for st in STACKS}
-            L.append(f"| {m} | {t} | " + " | ".join(fmt(v[st]) for st in STACKS) +
+            v = {st: get(agg, m, t, 65536, st, "cpu_ns_per_byte_mean") for st in BASE_STACKS}
+            L.append(f"| {m} | {t} | " + " | ".join(fmt(v[st]) for st in BASE_STACKS) +
                      f" | {fmt(ratio(v['swiwarp'], v['siw']))} |")
     L.append("")
     L.append("### Connection set-up (connbench, median µs of the guest's monotonic clock)\n")
