@@ -9,9 +9,11 @@
 # Environment (all optional):
 #   STACK_MODES="lo link"   STACK_SIZES="64 4096 65536 1048576 4194304"
 #   STACK_REPS=2   STACK_BYTES=4194304 (per bandwidth run)
+#       (defaults per mode: lo 3 rounds of 16 MB, link 2 of 4 MB; the
+#       STACK_LO_* / STACK_LINK_* form sets one mode only, e.g. STACK_LINK_REPS)
 #   STACK_MIN_MSGS=5 (fewest messages per bandwidth run; perftest needs 5)
 #   STACK_BW_TESTS="write read send"   STACK_LAT_TESTS="send write read"
-#   STACK_STACKS="siw swiwarp swiwarp-crc"   STACK_RUN_TIMEOUT=90 (per run)
+#   STACK_STACKS="siw swiwarp swiwarp-crc" (link: + swiwarp-zc)   STACK_RUN_TIMEOUT=90 (per run)
 #                           (also: swiwarp-zc, swiwarp-copy: zero-copy forced on/off)
 #   STACK_PIN=1             lo mode: server on vCPU 0, client on vCPU 1 (0: unpinned)
 #   STACK_CONNBENCH=PATH    connbench binary (a missing path skips set-up runs)
@@ -37,16 +39,38 @@ mkdir -p "$out"
 [ -x "$build/tools/connbench/connbench" ] ||
 	echo "stack bench: $build/tools/connbench/connbench missing: no connection set-up numbers" >&2
 
+# Per-mode defaults (the published run): lo is cheap, so 3 rounds of 16 MB
+# per bandwidth run; the link is slow, so 2 rounds of 4 MB, plus the
+# zero-copy variant, which only the link can show (on loopback TCP copies
+# zero-copy pages on delivery).  STACK_REPS etc. override both modes,
+# STACK_LO_REPS / STACK_LINK_REPS (and _BYTES, _STACKS) one mode.
+mode_default() { # MODE VAR
+	case $1.$2 in
+	lo.REPS) echo 3 ;;
+	lo.BYTES) echo 16777216 ;;
+	link.STACKS) echo "siw swiwarp swiwarp-crc swiwarp-zc" ;;
+	esac
+}
+
 # Guests get no environment from lab run: pass our knobs on the command line.
-env_args="BUILD=$build"
-for v in STACK_SIZES STACK_REPS STACK_BYTES STACK_BW_TESTS STACK_LAT_TESTS STACK_STACKS \
-	STACK_RUN_TIMEOUT STACK_CONN_N STACK_LAT_ITERS STACK_PERF STACK_MIN_MSGS STACK_TIMEOUT_RATE STACK_PIN STACK_CONNBENCH; do
-	[ -n "${!v:-}" ] && env_args="$env_args $v='${!v}'"
-done
+env_for() { # MODE
+	local mode=$1 v m val args="BUILD=$build"
+	m=$(echo "$mode" | tr a-z A-Z)
+	for v in SIZES REPS BYTES BW_TESTS LAT_TESTS STACKS RUN_TIMEOUT CONN_N LAT_ITERS PERF \
+		MIN_MSGS TIMEOUT_RATE PIN CONNBENCH; do
+		val=STACK_${m}_$v
+		val=${!val:-}
+		[ -n "$val" ] || { val=STACK_$v; val=${!val:-}; }
+		[ -n "$val" ] || val=$(mode_default "$mode" "$v")
+		[ -n "$val" ] && args="$args STACK_$v='$val'"
+	done
+	echo "$args"
+}
 
 run_mode() {
-	local mode=$1 n=1
+	local mode=$1 n=1 env_args
 	[ "$mode" = link ] && n=2
+	env_args=$(env_for "$mode")
 	rm -rf "$out/$mode"
 	BUILD=$build tests/lab/lab run -n "$n" --smp 2 --name "bench-stack-$mode" --out "$out/$mode" \
 		--timeout "${STACK_TIMEOUT:-3600}" --quiet -- "$env_args tests/bench/stack/guest.sh $mode"

@@ -95,6 +95,10 @@ use_stack() {
 		fi
 		cur_drv=$drv
 		"lab_load_$drv" "$netdev" "${drv}0" >&2 || { echo "bench: loading $drv failed" >&2; return 1; }
+		# which crc32c driver swiwarp picked (swiwarp_crc.c)
+		[ -r /sys/module/swiwarp/parameters/crc32c_driver ] &&
+			echo "bench: swiwarp crc32c_driver $(cat /sys/module/swiwarp/parameters/crc32c_driver)" \
+				>>"$LAB_OUT/crc32c.txt"
 	fi
 	if [ "$drv" = swiwarp ]; then
 		echo "$crc" >/sys/module/swiwarp/parameters/mpa_crc || return 1
@@ -193,11 +197,26 @@ cmd_for() { # test size stack  -> sets srv_cmd cli_cmd nbytes to
 	to=$((run_to + nbytes / to_rate))
 }
 
+# perftest -R's re-listen race (tests/lab/lib.sh, lab_delay_syn): the link
+# client's connecting SYNs wait 300 ms before perftest runs, so its second
+# connect cannot beat the server's re-listen (seen here: REJECTED -111 and
+# a crash in librdmacm, rc 139).  Not for connbench, whose rdma_connect
+# time would include the delay, nor in lo mode (no qdisc on lo).
+syn_delay_now=0
+syn_delay_for() { # test
+	local want=0
+	[ "$role" = client ] && [ "$1" != conn ] && want=${STACK_SYN_DELAY_MS:-300}
+	[ "$want" = "$syn_delay_now" ] && return
+	lab_delay_syn "$want" "$netdev" || echo "bench: lab_delay_syn $want failed" >&2
+	syn_delay_now=$want
+}
+
 run_pair() { # test size stack rep attempt
 	local test=$1 size=$2 stack=$3 rep=$4 attempt=$5 f spid="" rc=0 t0 c0 c1 secs r
 	f=$mode.$test.$size.$stack.$rep.$attempt
 	cmd_for "$test" "$size" "$stack"
 	use_stack "$stack" || rc=97
+	syn_delay_for "$test"
 	if [ "$role" != client ] && [ $rc = 0 ]; then
 		timeout $((to + 20)) $srv_pin $srv_cmd >"$raw/$f.server" 2>&1 &
 		spid=$!

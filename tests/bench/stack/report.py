@@ -269,7 +269,7 @@ def markdown(agg, modes, gl, meta):
              f"(main at `{meta['commit']}`; lab runs took {meta.get('lab_secs', '?')} s of host time). "
              "Raw numbers: `build/bench/stack/results.json`.\n")
     L.append(f"Configuration of this run: modes {', '.join(modes)}; message sizes {meta['sizes']}; "
-             f"{meta['reps']} rounds (A/B/C then C/B/A); bandwidth runs moved {meta['bw_bytes']} bytes each; "
+             f"rounds per mode: {meta['reps']} (A/B/C, C/B/A, A/B/C); bandwidth runs moved {meta['bw_bytes']} bytes each; "
              f"{meta['nruns']} runs in all.\n")
     L.append("### Goals of issue 7\n")
     L.append("| goal | measured ratio (swiwarp / baseline, same boot) | verdict |")
@@ -368,7 +368,8 @@ def main():
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     bw = [r for r in runs if r["test"] in ("write", "read", "send")]
     meta_cfg = {"sizes": ", ".join(str(x) for x in sorted({r["size"] for r in bw})) or "none",
-                "reps": max((r["rep"] for r in runs), default=0),
+                "reps": ", ".join(f"{m} {max((r['rep'] for r in runs if r['mode'] == m), default=0)}"
+                                  for m in modes),
                 "bw_bytes": "/".join(str(x) for x in sorted({r["bytes"] for r in bw})) or "none",
                 "nruns": len(runs)}
     meta = {**meta_cfg, "date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"), "commit": commit, "lab_secs": args.lab_secs or "?"}
