@@ -179,30 +179,34 @@ lab_verbs_up() {
 	return 1
 }
 
-# Egress delays.  lab_delay_egress and lab_delay_syn compose: both keep
-# their setting in /run/lab-delay.DEV.{egress,syn} and rebuild one tree
+# Egress delays and loss.  lab_delay_egress, lab_delay_syn and
+# lab_loss_egress compose: each keeps its setting in
+# /run/lab-delay.DEV.{egress,syn,loss} and rebuilds one tree
 #   root 1: prio, 4 bands; the priomap only uses bands 1:1..1:3
-#     1:1, 1:2, 1:3  netem EGRESS ms   (everything but a connecting SYN)
-#     1:4            netem EGRESS+SYN  (u32 filter: TCP SYN without ACK)
-# Bands without a delay get no netem (prio's default pfifo).  Check it in
-# a guest with `tc -s qdisc show dev eth0` and `tc filter show dev eth0`.
+#     1:1, 1:2, 1:3  netem EGRESS ms, LOSS %  (all but a connecting SYN)
+#     1:4            netem EGRESS+SYN, LOSS   (u32 filter: TCP SYN, no ACK)
+# Bands with neither delay nor loss get no netem (prio's default pfifo).
+# Check it in a guest with `tc -s qdisc show dev eth0` and
+# `tc filter show dev eth0`.
 _lab_delay_apply() { # DEV
-	local dev=$1 eg syn b st=/run/lab-delay.$1
+	local dev=$1 eg syn loss b st=/run/lab-delay.$1 lossarg=()
 	eg=$(cat "$st.egress" 2>/dev/null || echo 0)
 	syn=$(cat "$st.syn" 2>/dev/null || echo 0)
+	loss=$(cat "$st.loss" 2>/dev/null || echo 0)
+	[ "$loss" != 0 ] && lossarg=(loss "$loss%")
 	modprobe -a sch_prio sch_netem cls_u32 || return 1
 	tc qdisc del dev "$dev" root 2>/dev/null
 	tc qdisc add dev "$dev" root handle 1: prio bands 4 \
 		priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1 || return 1
-	if [ "$eg" -gt 0 ]; then
+	if [ "$eg" -gt 0 ] || [ "$loss" != 0 ]; then
 		for b in 1 2 3; do
 			tc qdisc add dev "$dev" parent 1:$b handle ${b}0: netem \
-				delay "${eg}ms" limit 100000 || return 1
+				delay "${eg}ms" "${lossarg[@]}" limit 100000 || return 1
 		done
 	fi
 	[ "$syn" -gt 0 ] || return 0
 	tc qdisc add dev "$dev" parent 1:4 handle 40: netem \
-		delay "$((eg + syn))ms" limit 100000 || return 1
+		delay "$((eg + syn))ms" "${lossarg[@]}" limit 100000 || return 1
 	# IPv4 without options: the TCP flags are octet 33 of the packet;
 	# SYN set, ACK clear (a SYN-ACK is not delayed).
 	tc filter add dev "$dev" parent 1: protocol ip prio 1 u32 \
@@ -235,6 +239,13 @@ lab_delay_egress() {
 lab_delay_syn() {
 	local ms=$1 dev=${2:-eth0}
 	echo "$ms" >"/run/lab-delay.$dev.syn" && _lab_delay_apply "$dev"
+}
+
+# lab_loss_egress PCT [DEV]: drop PCT percent of the frames this guest
+# sends (netem; 0 ends it), so TCP has to retransmit.
+lab_loss_egress() {
+	local pct=$1 dev=${2:-eth0}
+	echo "$pct" >"/run/lab-delay.$dev.loss" && _lab_delay_apply "$dev"
 }
 
 # lab_rdma_dev: name of the first RDMA device (for -d options).

@@ -178,13 +178,12 @@ zc_loss() {
 		# whatever the default: this check is about zero-copy
 		zmin=$(cat /sys/module/swiwarp/parameters/zcopy_tx_min)
 		echo 16384 >/sys/module/swiwarp/parameters/zcopy_tx_min
-		modprobe sch_netem && tc qdisc replace dev eth0 root netem loss 2% limit 100000 ||
-			lab_fail "$mode/zc-netem-$me" "could not add netem loss"
+		lab_loss_egress 2 || lab_fail "$mode/zc-netem-$me" "could not add netem loss"
 	fi
 	lab_barrier zc-loss 300
 	VERIFY_TIMEOUT=900 verify_pair verify-zc-loss 1 "${ZC_SIZES:-65536,131101,1000003,4194304}" -P -r 2
 	if [ "$LAB_ID" = 2 ]; then
-		tc qdisc del dev eth0 root 2>/dev/null
+		lab_loss_egress 0
 		echo "$zmin" >/sys/module/swiwarp/parameters/zcopy_tx_min
 		after=$(zc_stat)
 		echo "zcopy_tx_stats after the loss run: $(cat /sys/module/swiwarp/parameters/zcopy_tx_stats 2>/dev/null)"
