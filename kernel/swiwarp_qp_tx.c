@@ -569,35 +569,6 @@ static int swiwarp_tx_send_frag(struct swiwarp_qp *qp,
 	return kernel_sendmsg(qp->sock, &msg, &iov, 1, len);
 }
 
-/*
- * Zero-copy pieces: send the run of page pieces frag[i] ... (from octet
- * off of frag[i]) in one sendmsg whose pages TCP references on behalf
- * of tx.ubuf.  Returns the octets taken, like sendmsg.
- */
-static int swiwarp_tx_send_zc(struct swiwarp_qp *qp, u32 i, u32 off,
-			      int flags)
-{
-	struct swiwarp_tx *tx = &qp->tx;
-	struct bio_vec bv[SWIWARP_TX_FRAGS];
-	struct msghdr msg = {
-		.msg_flags = flags | MSG_ZEROCOPY,
-		.msg_ubuf = tx->ubuf,
-	};
-	u32 n = 0, len = 0;
-
-	for (; i < tx->nfrag && tx->frag[i].page; i++, n++) {
-		bv[n].bv_page = tx->frag[i].page;
-		bv[n].bv_offset = tx->frag[i].off;
-		bv[n].bv_len = tx->frag[i].len;
-		len += tx->frag[i].len;
-	}
-	if (i < tx->nfrag || tx->more)
-		msg.msg_flags |= MSG_MORE;
-	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, n, len);
-	iov_iter_advance(&msg.msg_iter, off);
-	return sock_sendmsg(qp->sock, &msg);
-}
-
 /* A piece in kernel memory (kmalloc or vmalloc) as page pieces. */
 static u32 swiwarp_tx_kva_bvec(struct bio_vec *bv, const u8 *kva, u32 len)
 {
@@ -618,6 +589,45 @@ static u32 swiwarp_tx_kva_bvec(struct bio_vec *bv, const u8 *kva, u32 len)
 	return n;
 }
 
+/* One piece of the FPDU as bio_vecs; returns how many (at most two). */
+static u32 swiwarp_tx_frag_bvec(struct bio_vec *bv,
+				const struct swiwarp_tx_frag *f)
+{
+	if (!f->page)
+		return swiwarp_tx_kva_bvec(bv, f->kva, f->len);
+	bv->bv_page = f->page;
+	bv->bv_offset = f->off;
+	bv->bv_len = f->len;
+	return 1;
+}
+
+/*
+ * Zero-copy pieces: send the run of page pieces frag[i] ... (from octet
+ * off of frag[i]) in one sendmsg whose pages TCP references on behalf
+ * of tx.ubuf.  Returns the octets taken, like sendmsg.
+ */
+static int swiwarp_tx_send_zc(struct swiwarp_qp *qp, u32 i, u32 off,
+			      int flags)
+{
+	struct swiwarp_tx *tx = &qp->tx;
+	struct bio_vec bv[SWIWARP_TX_FRAGS];
+	struct msghdr msg = {
+		.msg_flags = flags | MSG_ZEROCOPY,
+		.msg_ubuf = tx->ubuf,
+	};
+	u32 n = 0, len = 0;
+
+	for (; i < tx->nfrag && tx->frag[i].page; i++) {
+		n += swiwarp_tx_frag_bvec(bv + n, &tx->frag[i]);
+		len += tx->frag[i].len;
+	}
+	if (i < tx->nfrag || tx->more)
+		msg.msg_flags |= MSG_MORE;
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, n, len);
+	iov_iter_advance(&msg.msg_iter, off);
+	return sock_sendmsg(qp->sock, &msg);
+}
+
 /*
  * Send the rest of the current FPDU, from octet buf_sent, in one sendmsg
  * that copies every piece (header, user pages, trailer) into TCP's own
@@ -631,18 +641,8 @@ static int swiwarp_tx_send_copied(struct swiwarp_qp *qp, int flags)
 	struct msghdr msg = { .msg_flags = flags };
 	u32 i, n = 0;
 
-	for (i = 0; i < tx->nfrag; i++) {
-		const struct swiwarp_tx_frag *f = &tx->frag[i];
-
-		if (!f->page) {
-			n += swiwarp_tx_kva_bvec(bv + n, f->kva, f->len);
-			continue;
-		}
-		bv[n].bv_page = f->page;
-		bv[n].bv_offset = f->off;
-		bv[n].bv_len = f->len;
-		n++;
-	}
+	for (i = 0; i < tx->nfrag; i++)
+		n += swiwarp_tx_frag_bvec(bv + n, &tx->frag[i]);
 	if (tx->more)
 		msg.msg_flags |= MSG_MORE;
 	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, n, tx->buf_len);
@@ -650,43 +650,53 @@ static int swiwarp_tx_send_copied(struct swiwarp_qp *qp, int flags)
 	return sock_sendmsg(qp->sock, &msg);
 }
 
+/*
+ * Send from octet buf_sent of the current FPDU up to the end of the piece
+ * holding it (zero-copy: to the end of that run of page pieces).  Returns
+ * the octets taken, like sendmsg.
+ */
+static int swiwarp_tx_send_piece(struct swiwarp_qp *qp, int flags)
+{
+	struct swiwarp_tx *tx = &qp->tx;
+	struct swiwarp_tx_frag whole = {
+		.kva = tx->buf, .len = tx->buf_len,
+	};
+	const struct swiwarp_tx_frag *f = &whole;
+	u32 pos = 0, off, i;
+	int rv;
+
+	/* Find the piece holding octet buf_sent. */
+	for (i = 0; i < tx->nfrag; i++) {
+		f = &tx->frag[i];
+		if (tx->buf_sent < pos + f->len)
+			break;
+		pos += f->len;
+	}
+	off = tx->buf_sent - pos;
+	if (f->page && tx->ubuf) {
+		rv = swiwarp_tx_send_zc(qp, i, off, flags);
+		if (rv > 0)
+			atomic64_add(rv, &zc_stat_bytes);
+		return rv;
+	}
+	if (tx->buf_sent + (f->len - off) < tx->buf_len)
+		flags |= MSG_MORE | (f->page ? MSG_SENDPAGE_NOTLAST : 0);
+	else if (tx->more)
+		flags |= MSG_MORE;
+	return swiwarp_tx_send_frag(qp, f, off, f->len - off, flags);
+}
+
 /* Push the current FPDU.  0 when fully sent, -EAGAIN, or an error. */
 static int swiwarp_tx_push(struct swiwarp_qp *qp)
 {
 	struct swiwarp_tx *tx = &qp->tx;
+	const int flags = MSG_DONTWAIT | MSG_NOSIGNAL;
 
 	while (tx->buf_sent < tx->buf_len) {
-		struct swiwarp_tx_frag whole = {
-			.kva = tx->buf, .len = tx->buf_len,
-		};
-		const struct swiwarp_tx_frag *f = &whole;
-		int flags = MSG_DONTWAIT | MSG_NOSIGNAL;
-		u32 pos = 0, off, i;
-		int rv;
+		/* A copied FPDU goes out whole in one sendmsg. */
+		int rv = tx->copy_pages ? swiwarp_tx_send_copied(qp, flags) :
+			swiwarp_tx_send_piece(qp, flags);
 
-		/* Find the piece holding octet buf_sent. */
-		for (i = 0; i < tx->nfrag; i++) {
-			f = &tx->frag[i];
-			if (tx->buf_sent < pos + f->len)
-				break;
-			pos += f->len;
-		}
-		off = tx->buf_sent - pos;
-		if (tx->copy_pages) {
-			rv = swiwarp_tx_send_copied(qp, flags);
-		} else if (f->page && tx->ubuf) {
-			rv = swiwarp_tx_send_zc(qp, i, off, flags);
-			if (rv > 0)
-				atomic64_add(rv, &zc_stat_bytes);
-		} else {
-			if (tx->buf_sent + (f->len - off) < tx->buf_len)
-				flags |= MSG_MORE |
-					(f->page ? MSG_SENDPAGE_NOTLAST : 0);
-			else if (tx->more)
-				flags |= MSG_MORE;
-			rv = swiwarp_tx_send_frag(qp, f, off, f->len - off,
-						  flags);
-		}
 		if (rv < 0)
 			return rv;
 		if (rv == 0)
@@ -1170,10 +1180,7 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 	if (n && qp->tx.zc && !swiwarp_tx_frame_sgl(qp, wqe, hlen, n)) {
 		qp->tx.ubuf = &qp->tx.zc->ubuf;
 		atomic64_inc(&zc_stat_fpdus);
-		wqe->processed += n;
-		*done = msg.ddp.last;
-		qp->tx.more = !msg.ddp.last && READ_ONCE(direct_tx);
-		return 0;
+		goto framed;
 	}
 
 	/*
@@ -1190,10 +1197,7 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 	    !(sqe->flags & SWIWARP_WQE_INLINE) && READ_ONCE(tx_copy_pages) &&
 	    !swiwarp_tx_frame_sgl(qp, wqe, hlen, n)) {
 		qp->tx.copy_pages = true;
-		wqe->processed += n;
-		*done = msg.ddp.last;
-		qp->tx.more = !msg.ddp.last && READ_ONCE(direct_tx);
-		return 0;
+		goto framed;
 	}
 
 	/*
@@ -1205,12 +1209,8 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 	    !qp->tx_markers &&
 	    !swiwarp_tx_frame_pages(qp, wqe->mem[0],
 				    qp->tx.rresp.src_to + wqe->processed,
-				    hlen, n)) {
-		wqe->processed += n;
-		*done = msg.ddp.last;
-		qp->tx.more = !msg.ddp.last && READ_ONCE(direct_tx);
-		return 0;
-	}
+				    hlen, n))
+		goto framed;
 	if (n) {
 		u8 *dst = qp->tx.buf + IWARP_MPA_ULPDU_LEN_FIELD + hlen;
 
@@ -1228,6 +1228,7 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 			return rv;
 	}
 	swiwarp_tx_frame(qp, hlen + n);
+framed:
 	wqe->processed += n;
 	*done = msg.ddp.last;
 	/* More FPDUs of this message follow: let TCP pack them. */
