@@ -17,6 +17,7 @@
 #                           (also: swiwarp-zc, swiwarp-copy: zero-copy forced on/off)
 #   STACK_PIN=1             lo mode: server on vCPU 0, client on vCPU 1 (0: unpinned)
 #   STACK_CONNBENCH=PATH    connbench binary (a missing path skips set-up runs)
+#   STACK_SYN_DELAY_MS=300  link client: delay of perftest's connecting SYNs
 #   STACK_TIMEOUT_RATE=65536 (bandwidth runs get 1 s more per this many bytes)
 #   STACK_CONN_N=20 (connections per connbench run)
 #   STACK_PERF=REGEX        profile matching runs ("write.65536.swiwarp$") with perf
@@ -57,7 +58,7 @@ env_for() { # MODE
 	local mode=$1 v m val args="BUILD=$build"
 	m=$(echo "$mode" | tr a-z A-Z)
 	for v in SIZES REPS BYTES BW_TESTS LAT_TESTS STACKS RUN_TIMEOUT CONN_N LAT_ITERS PERF \
-		MIN_MSGS TIMEOUT_RATE PIN CONNBENCH; do
+		MIN_MSGS TIMEOUT_RATE PIN CONNBENCH SYN_DELAY_MS; do
 		val=STACK_${m}_$v
 		val=${!val:-}
 		[ -n "$val" ] || { val=STACK_$v; val=${!val:-}; }
