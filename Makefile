@@ -2,15 +2,17 @@
 #   make demo    -- the main job: two lab guests talking iWARP, captured and dissected
 #   make check   -- build everything and run every test; ends in "N passed, N failed"
 
-# Debian's 6.1 headers.  Never derived from `uname -r`: build hosts run other kernels.
-KDIR ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-6.1.*-amd64)))
-KVER ?= $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
+# The kernel to build for.  Nothing here looks at /usr/src: this file is read
+# before `setup` runs, and on a fresh machine the headers only exist after it.
+# kernel/Makefile picks Debian's headers when its own make starts, which is
+# after setup.  KDIR=... (or KVER=...) on the command line still wins.
+KERNEL_VARS := $(if $(KDIR),KDIR=$(KDIR)) $(if $(KVER),KVER=$(KVER))
 BUILD ?= $(CURDIR)/build
 CMAKE_BUILD_TYPE ?= RelWithDebInfo
 DESTDIR ?=
 MULTIARCH := x86_64-linux-gnu
 
-export KDIR KVER BUILD
+export BUILD
 
 .PHONY: all setup kernel userspace install check demo bench soak clean lab-shell
 
@@ -21,7 +23,7 @@ setup:
 	@tools/setup-host.sh
 
 kernel: setup
-	@if [ -f kernel/Makefile ]; then $(MAKE) -C kernel KDIR=$(KDIR); fi
+	$(MAKE) -C kernel $(KERNEL_VARS)
 
 # Everything in userspace (wire-core tests, provider, libdpi, dissector plugin,
 # tools) is one CMake project.
@@ -32,9 +34,8 @@ userspace: $(BUILD)/build.ninja
 	cmake --build $(BUILD)
 
 install: all
-	$(MAKE) -C kernel KDIR=$(KDIR) install DESTDIR=$(DESTDIR)
+	$(MAKE) -C kernel $(KERNEL_VARS) install DESTDIR=$(DESTDIR)
 	DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix /usr
-	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi
 
 check: all
 	@tests/run-checks.sh
@@ -54,5 +55,5 @@ lab-shell: all
 	@tests/lab/lab shell
 
 clean:
-	$(MAKE) -C kernel KDIR=$(KDIR) clean
+	$(MAKE) -C kernel $(KERNEL_VARS) clean
 	rm -rf $(BUILD)
