@@ -18,9 +18,11 @@ export BUILD
 
 all: setup kernel userspace
 
-# One idempotent script installs the Debian packages we need.
+# One idempotent script installs the Debian packages we need.  SETUP= swaps
+# it out (tests/suites/01-first-run.sh replays a fresh machine with it).
+SETUP ?= $(CURDIR)/tools/setup-host.sh
 setup:
-	@tools/setup-host.sh
+	@$(SETUP)
 
 kernel: setup
 	$(MAKE) -C kernel $(KERNEL_VARS)
