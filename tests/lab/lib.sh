@@ -147,12 +147,24 @@ lab_load_swiwarp() {
 	if [ -f "$so" ]; then
 		drv=/usr/lib/x86_64-linux-gnu/libibverbs
 		mkdir -p "$drv" /etc/libibverbs.d
-		ln -sf "$so" "$drv/libswiwarp-rdmav34.so"
+		# A copy, not a link: the checkout may sit in a private (0700)
+		# directory that an unprivileged test user cannot traverse.
+		install -m 0644 "$so" "$drv/libswiwarp-rdmav34.so"
 		echo "driver swiwarp" >/etc/libibverbs.d/swiwarp.driver
 	else
 		echo "lab_load_swiwarp: no provider at $so; verbs programs will not find swiwarp" >&2
 	fi
 	_lab_rdma_link_add "$name" swiwarp "$dev"
+}
+
+# lab_world_copy FILE: print the path of a world-readable copy of FILE in
+# the guest's own filesystem.  Tests that drop privileges run that copy: the
+# checkout (and its build tree) may live under a private 0700 directory, such
+# as a Debian home, which an unprivileged user cannot traverse.
+lab_world_copy() {
+	local dir=/run/lab-world
+	mkdir -p "$dir" && chmod 0755 "$dir" &&
+		install -m 0755 "$1" "$dir/$(basename "$1")" && echo "$dir/$(basename "$1")"
 }
 
 # lab_verbs_up DEV NAME [BIN...]: the common start of a verbs test guest:

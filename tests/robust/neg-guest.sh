@@ -101,8 +101,9 @@ else
 	# Registration limits, no peer.  Unprivileged (nobody, no capabilities,
 	# so no CAP_IPC_LOCK) with a 64 KiB RLIMIT_MEMLOCK.
 	chmod 0666 /dev/infiniband/uverbs* 2>/dev/null
+	neg_world=$(lab_world_copy "$neg")
 	timeout 60 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-		--bounding-set=-all bash -c "ulimit -l 64 && exec $neg local memlock" \
+		--bounding-set=-all bash -c "ulimit -l 64 && exec $neg_world local memlock" \
 		>"$LAB_OUT/neg-memlock.out" 2>&1
 	cat "$LAB_OUT/neg-memlock.out"
 	rename <"$LAB_OUT/neg-memlock.out" | grep -E '^(PASS|FAIL|SKIP):' >>"$LAB_OUT/results"

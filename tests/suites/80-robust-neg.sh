@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: runs-private (it drops privileges; tests/run-private.sh)
 # Negative tests of issue 3 in one 2-guest lab boot (tests/robust/neg.c via
 # tests/robust/neg-guest.sh): Terminates for a Send into an empty / too
 # small receive queue and for dead STags (layer/type/code from the kernel
