@@ -14,7 +14,7 @@ MULTIARCH := x86_64-linux-gnu
 
 export BUILD
 
-.PHONY: all setup kernel userspace install check demo bench soak clean lab-shell
+.PHONY: all setup kernel userspace install deb check demo bench soak clean lab-shell
 
 all: setup kernel userspace
 
@@ -38,6 +38,12 @@ userspace: $(BUILD)/build.ninja
 install: all
 	$(MAKE) -C kernel $(KERNEL_VARS) install DESTDIR=$(DESTDIR)
 	DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix /usr
+
+# Debian packages (swiwarp-dkms, ibverbs-provider-swiwarp,
+# wireshark-plugin-swiwarp, libdpi0, libdpi-dev, libdpi-bin) into
+# $(BUILD)/deb with dpkg-buildpackage; Documentation/packaging.md.
+deb: setup
+	@tools/make-deb.sh $(BUILD)/deb
 
 check: all
 	@tests/run-checks.sh

@@ -26,6 +26,9 @@ packages=(
 	liblz4-dev libzstd-dev libsodium-dev
 	# flows benchmark: the join written with MPI (tests/bench/flows.sh)
 	openmpi-bin libopenmpi-dev
+	# Debian packages (make deb, tests/suites/69-deb.sh): debhelper with the
+	# dkms add-on, DKMS itself (the lab guests run it from the host root)
+	dpkg-dev debhelper dh-dkms dkms lintian
 )
 
 missing=()
