@@ -22,6 +22,7 @@
 #include <rdma/iw_cm.h>
 
 #include "../include/uapi/swiwarp-abi.h"
+#include "swiwarp_compat.h"
 
 #define SWIWARP_VENDOR_ID	0x535749	/* "SWI" */
 #define SWIWARP_VENDOR_PART	1

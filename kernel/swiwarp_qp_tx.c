@@ -163,6 +163,10 @@ static void swiwarp_zc_callback(struct sk_buff *skb, struct ubuf_info *uarg,
 	swiwarp_zc_put(zc);
 }
 
+static const struct swiwarp_ubuf_ops swiwarp_zc_ubuf_ops = {
+	.complete = swiwarp_zc_callback,
+};
+
 static struct swiwarp_zc *swiwarp_zc_alloc(struct swiwarp_qp *qp, bool tcp)
 {
 	struct swiwarp_zc *zc;
@@ -179,7 +183,7 @@ static struct swiwarp_zc *swiwarp_zc_alloc(struct swiwarp_qp *qp, bool tcp)
 		return zc;
 	}
 	__module_get(THIS_MODULE);
-	zc->ubuf.callback = swiwarp_zc_callback;
+	swiwarp_ubuf_init(&zc->ubuf, &swiwarp_zc_ubuf_ops);
 	refcount_set(&zc->ubuf.refcnt, 1);
 	zc->ubuf.flags = SKBFL_ZEROCOPY_FRAG | SKBFL_DONT_ORPHAN;
 	refcount_set(&zc->owners, 2);
@@ -562,8 +566,8 @@ static int swiwarp_tx_send_frag(struct swiwarp_qp *qp,
 	struct kvec iov;
 
 	if (f->page)
-		return kernel_sendpage(qp->sock, f->page, f->off + off, len,
-				       flags);
+		return swiwarp_sendpage(qp->sock, f->page, f->off + off, len,
+					flags);
 	iov.iov_base = (u8 *)f->kva + off;
 	iov.iov_len = len;
 	return kernel_sendmsg(qp->sock, &msg, &iov, 1, len);
@@ -680,7 +684,7 @@ static int swiwarp_tx_send_piece(struct swiwarp_qp *qp, int flags)
 		return rv;
 	}
 	if (tx->buf_sent + (f->len - off) < tx->buf_len)
-		flags |= MSG_MORE | (f->page ? MSG_SENDPAGE_NOTLAST : 0);
+		flags |= MSG_MORE | (f->page ? SWIWARP_MSG_SENDPAGE_NOTLAST : 0);
 	else if (tx->more)
 		flags |= MSG_MORE;
 	return swiwarp_tx_send_frag(qp, f, off, f->len - off, flags);

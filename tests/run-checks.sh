@@ -16,8 +16,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 export SWIWARP_TOP=$top
 export BUILD=${BUILD:-$top/build}
-# The same default as the top-level Makefile, so suites run alone see it too.
-export KDIR=${KDIR:-$(ls -d /usr/src/linux-headers-6.1.*-amd64 2>/dev/null | sort | tail -n 1)}
+# No KDIR here: the build covers every installed kernel (tools/kernels.sh),
+# and a KDIR in the environment would narrow every make below to one.
 logdir=${CHECK_LOG_DIR:-$BUILD/check-logs}
 mkdir -p "$logdir"
 

@@ -9,8 +9,11 @@ packages=(
 	build-essential gcc-12 cmake ninja-build pkg-config kmod cpio bc
 	clang clang-format clang-tidy libclang-rt-14-dev sparse
 	libgtest-dev googletest
-	# kernel the lab boots, headers we build against, source of upstream siw
+	# kernels the lab boots, headers we build against, source of upstream siw:
+	# Debian 12's own 6.1 and the 6.12 of Debian 13, which bookworm's archive
+	# carries too (meta packages that follow its newest ABI; see below)
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1
+	linux-image-6.12-amd64 linux-headers-6.12-amd64 linux-source-6.12
 	# the lab
 	qemu-system-x86 busybox-static vde2 iproute2 procps
 	# RDMA userspace: libraries, our provider's build deps, test apps
@@ -31,10 +34,30 @@ packages=(
 	dpkg-dev debhelper dh-dkms dkms lintian
 )
 
+installed() { dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null | grep -q '^install ok installed$'; }
+
+# The 6.12 meta packages exist in bookworm's archive today.  Should the
+# archive drop them, take the newest ABI by name instead (the unsigned image
+# is enough for the lab: QEMU boots it directly).
+newest_by_pattern() { # REGEX: the newest package whose name matches
+	apt-cache pkgnames 2>/dev/null | grep -E "^$1\$" | sort -V | tail -n 1
+}
+for i in "${!packages[@]}"; do
+	p=${packages[i]}
+	case $p in linux-image-6.12-amd64 | linux-headers-6.12-amd64) ;; *) continue ;; esac
+	installed "$p" && continue
+	apt-cache show "$p" >/dev/null 2>&1 && continue
+	if [ "$p" = linux-image-6.12-amd64 ]; then
+		alt=$(newest_by_pattern 'linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned')
+	else
+		alt=$(newest_by_pattern 'linux-headers-6\.12\.[0-9]+\+deb12-amd64')
+	fi
+	[ -n "$alt" ] && packages[i]=$alt
+done
+
 missing=()
 for p in "${packages[@]}"; do
-	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
-		missing+=("$p")
+	installed "$p" || missing+=("$p")
 done
 
 if [ ${#missing[@]} -eq 0 ]; then

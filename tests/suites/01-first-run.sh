@@ -22,6 +22,8 @@ trap 'rm -rf "$work"' EXIT
 # A copy of what `make kernel` reads, so the real tree's objects are untouched.
 mkdir -p "$work/tree/tools"
 cp -r "$top/Makefile" "$top/kernel" "$top/include" "$work/tree/"
+# kernel/Makefile asks tools/kernels.sh which kernels have headers.
+cp "$top/tools/kernels.sh" "$work/tree/tools/"
 (cd "$work/tree/kernel" && rm -f ./*.o ./*.ko ./*.mod ./*.mod.c ./.*.cmd Module.symvers modules.order)
 mkdir -p "$work/real-usr-src"
 
@@ -39,13 +41,22 @@ unshare -m --propagation private bash -c '
 	mount --bind /usr/src "$1/real-usr-src"
 	mount -t tmpfs none /usr/src
 	test -z "$(ls /usr/src)"
-	env -u KDIR -u KVER make -C "$1/tree" kernel SETUP="$1/tree/tools/fake-setup.sh"
+	env -u KDIR -u KVER -u BUILD make -C "$1/tree" kernel SETUP="$1/tree/tools/fake-setup.sh"
 ' first-run "$work" >"$work/make.log" 2>&1
 rc=$?
-if [ $rc -eq 0 ] && [ -f "$work/tree/kernel/swiwarp.ko" ]; then
-	echo "PASS: $name.kernel (one make after setup installed the headers)"
+# The module for every kernel whose headers setup "installed" (6.1 in
+# kernel/, the others under build/kernel/<release>/).
+want=$("$top/tools/kernels.sh" headers | awk '{print $1}')
+missing=
+for kv in $want; do
+	[ "$kv" = "$("$top/tools/kernels.sh" default)" ] && ko=$work/tree/kernel/swiwarp.ko ||
+		ko=$work/tree/build/kernel/$kv/kernel/swiwarp.ko
+	[ -f "$ko" ] || missing+=" $kv"
+done
+if [ $rc -eq 0 ] && [ -z "$missing" ]; then
+	echo "PASS: $name.kernel (one make after setup installed the headers: $(echo $want))"
 else
-	echo "FAIL: $name.kernel (make exited $rc; last lines follow)"
+	echo "FAIL: $name.kernel (make exited $rc; no module for:${missing:- -}; last lines follow)"
 	tail -n 15 "$work/make.log"
 fi
 

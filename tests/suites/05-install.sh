@@ -10,10 +10,24 @@ if ! make -s -C "$top" install DESTDIR="$stage" >"$stage.log" 2>&1; then
 	exit 1
 fi
 echo "PASS: install.make"
-kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' "${KDIR:?}/include/generated/utsrelease.h")
 lib=usr/lib/x86_64-linux-gnu
+# The module, once per kernel whose headers are installed (make builds for
+# each: Debian 12's 6.1 and Debian's 6.12).
+kvers=$("$top/tools/kernels.sh" headers | awk '{print $1}')
+[ -n "$kvers" ] || echo "FAIL: install.kernels (no kernel headers installed)"
+for kver in $kvers; do
+	ko=lib/modules/$kver/extra/swiwarp.ko
+	if [ ! -e "$stage/$ko" ]; then
+		echo "FAIL: install.$ko missing"
+		continue
+	fi
+	echo "PASS: install.$ko"
+	# The staged module must be the one built for the kernel it is filed under.
+	modinfo -F vermagic "$stage/$ko" | grep -q "^$kver " &&
+		echo "PASS: install.vermagic-matches-$kver" ||
+		echo "FAIL: install.vermagic-matches-$kver"
+done
 for f in \
-	"lib/modules/$kver/extra/swiwarp.ko" \
 	"$lib/libibverbs/libswiwarp-rdmav34.so" \
 	etc/libibverbs.d/swiwarp.driver \
 	"$lib/wireshark/plugins/4.0/epan/swiwarp.so" \
@@ -29,7 +43,3 @@ done
 grep -qx 'driver swiwarp' "$stage/etc/libibverbs.d/swiwarp.driver" &&
 	echo "PASS: install.driver-file-names-swiwarp" ||
 	echo "FAIL: install.driver-file-names-swiwarp"
-# The staged module must be the one built for the kernel it is filed under.
-modinfo -F vermagic "$stage/lib/modules/$kver/extra/swiwarp.ko" | grep -q "^$kver " &&
-	echo "PASS: install.vermagic-matches-$kver" ||
-	echo "FAIL: install.vermagic-matches-$kver"
