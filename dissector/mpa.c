@@ -23,6 +23,7 @@
 #include <epan/addr_resolv.h>
 #include <epan/to_str.h>
 #include <epan/dissectors/packet-tcp.h>
+#include <epan/ipproto.h>
 
 #include <iwarp/crc32c.h>
 #include <iwarp/mpa.h>
@@ -92,12 +93,14 @@ static expert_field ei_mpa_pad = EI_INIT;
 
 static dissector_handle_t mpa_handle;
 static dissector_handle_t rddp_handle;
+static dissector_table_t guard_next;	/* holds "ip.proto" 6 as it was before the guard */
 
 /* Preferences. */
 static gboolean pref_verify_crc = TRUE;
 static gboolean pref_midstream_heur = TRUE;
 static gint pref_port_crc = 0;	/* 0 auto, 1 on, 2 off */
 static gboolean pref_desegment = TRUE;
+static gboolean pref_any_port = TRUE;
 
 static const enum_val_t port_crc_vals[] = {
 	{ "auto", "Detect from the first FPDU", 0 },
@@ -805,6 +808,59 @@ static gboolean dissect_mpa_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
 	return TRUE;
 }
 
+/*
+ * MPA start-up on any port.  TCP hands a segment to the dissector bound to
+ * its conversation first, then to the dissectors of its ports and only then
+ * to heuristics (unless "try heuristic sub-dissectors first" is set), so a
+ * stream on a port another dissector owns (4420 NVMe/TCP, 2049 RPC, 3260
+ * iSCSI) never reaches mpa_tcp: the port's dissector takes it.  This guard
+ * sits in front of TCP in "ip.proto": when a segment's payload starts with
+ * an MPA Request or Reply, it binds the TCP conversation to MPA before TCP
+ * looks for a subdissector, and the conversation lookup wins.  Every other
+ * packet goes to TCP untouched.
+ */
+static void guard_peek(tvbuff_t *tvb, packet_info *pinfo)
+{
+	guint caplen = tvb_captured_length(tvb);
+	guint hlen, pd_len;
+	guint8 flags, rev;
+	guint16 sport, dport;
+	conversation_t *conv;
+
+	if (caplen < 20)
+		return;
+	hlen = (guint)(tvb_get_guint8(tvb, 12) >> 4) * 4;
+	flags = tvb_get_guint8(tvb, 13);
+	/* no SYN (TCP Fast Open data is not an MPA start-up) and no RST */
+	if (hlen < 20 || (flags & 0x06))
+		return;
+	if (caplen < hlen + SW_MPA_FRAME_HDR_LEN || !sw_mpa_key_kind(tvb, (int)hlen))
+		return;
+	rev = tvb_get_guint8(tvb, hlen + SW_MPA_REV_OFF);
+	pd_len = tvb_get_ntohs(tvb, hlen + SW_MPA_PDLEN_OFF);
+	if ((rev != SW_MPA_REV1 && rev != SW_MPA_REV2) || pd_len > SW_MPA_MAX_PD)
+		return;
+	sport = tvb_get_ntohs(tvb, 0);
+	dport = tvb_get_ntohs(tvb, 2);
+	conv = find_conversation(pinfo->num, &pinfo->src, &pinfo->dst, CONVERSATION_TCP, sport,
+				 dport, 0);
+	if (!conv)
+		conv = conversation_new(pinfo->num, &pinfo->src, &pinfo->dst, CONVERSATION_TCP,
+					sport, dport, 0);
+	if (conversation_get_dissector(conv, pinfo->num) != mpa_handle)
+		conversation_set_dissector_from_frame_number(conv, pinfo->num, mpa_handle);
+}
+
+static int dissect_tcp_guard(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
+{
+	if (pref_any_port && !PINFO_FD_VISITED(pinfo) &&
+	    proto_is_protocol_enabled(find_protocol_by_id(proto_mpa)))
+		guard_peek(tvb, pinfo);
+	/* IP already added the "tcp" layer when it called the guard (whose
+	 * handle belongs to TCP), so TCP is called without adding it again. */
+	return dissector_try_uint_new(guard_next, IP_PROTO_TCP, tvb, pinfo, tree, FALSE, data);
+}
+
 void swiwarp_register_mpa(void)
 {
 	static hf_register_info hf[] = {
@@ -917,6 +973,8 @@ void swiwarp_register_mpa(void)
 	expert_register_field_array(em, ei, array_length(ei));
 
 	mpa_handle = register_dissector("mpa", dissect_mpa, proto_mpa);
+	guard_next = register_dissector_table("mpa.guard_next", "TCP behind the MPA start-up guard",
+					      proto_mpa, FT_UINT8, BASE_DEC);
 
 	m = prefs_register_protocol(proto_mpa, NULL);
 	prefs_register_bool_preference(m, "verify_crc", "Verify CRC32c",
@@ -931,12 +989,33 @@ void swiwarp_register_mpa(void)
 	prefs_register_bool_preference(m, "desegment", "Reassemble FPDUs spanning TCP segments",
 				       "Requires TCP's \"Allow subdissector to reassemble TCP streams\"",
 				       &pref_desegment);
+	prefs_register_bool_preference(m, "any_port", "Recognise MPA start-up on any TCP port",
+				       "Bind a TCP stream to MPA when it starts with an MPA Request or "
+				       "Reply, also on ports another dissector owns (NVMe/TCP 4420, "
+				       "NFS, iSCSI 3260); takes effect for streams not yet seen",
+				       &pref_any_port);
 }
 
 void swiwarp_handoff_mpa(void)
 {
+	dissector_handle_t tcp_handle;
+	int proto_tcp;
+
 	rddp_handle = find_dissector_add_dependency("rddp", proto_mpa);
 	heur_dissector_add("tcp", dissect_mpa_heur, "iWARP MPA (swiwarp)", "mpa_tcp", proto_mpa,
 			   HEURISTIC_ENABLE);
 	dissector_add_uint_range_with_preference("tcp.port", "", mpa_handle);
+
+	/* The start-up guard in front of TCP (see guard_peek).  Its handle
+	 * belongs to TCP, so it is on and off with TCP, and disabling MPA
+	 * never disables TCP: the guard then only passes packets on. */
+	tcp_handle = dissector_get_uint_handle(find_dissector_table("ip.proto"), IP_PROTO_TCP);
+	proto_tcp = proto_get_id_by_filter_name("tcp");
+	if (tcp_handle && proto_tcp >= 0) {
+		dissector_add_uint("mpa.guard_next", IP_PROTO_TCP, tcp_handle);
+		dissector_add_uint("ip.proto", IP_PROTO_TCP,
+				   create_dissector_handle_with_name_and_description(
+					   dissect_tcp_guard, proto_tcp, "mpa_tcp_guard",
+					   "TCP (with swiwarp's MPA start-up detection)"));
+	}
 }
