@@ -136,6 +136,9 @@ struct mpa_conv {
 	guint32 req_frame, rep_frame;
 	struct mpa_dir_state d[2];
 	void *ulp_state;
+	void *ulp_conv;
+	const guint8 *req_pd;	/* ULP private data of the Request */
+	guint req_pd_len;
 	const char *label;
 };
 
@@ -387,6 +390,12 @@ static int dissect_fpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
 	ui.ulp_state = &mc->ulp_state;
 	ui.conn_label = mc->label;
 	ui.from_start = mc->handshake && !mc->d[cx->dir].resynced;
+	ui.handshake = mc->handshake;
+	ui.addr = mc->addr;
+	ui.port = mc->port;
+	ui.req_pd = mc->req_pd;
+	ui.req_pd_len = mc->req_pd_len;
+	ui.ulp_conv = &mc->ulp_conv;
 	call_dissector_with_data(rddp_handle, ulpdu, pinfo, tree, &ui);
 	return wire_len;
 }
@@ -511,9 +520,20 @@ static int dissect_req_rep(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		ds->start_seq = seq + total;
 		ds->sync_seq = seq + total;
 		if (is_req) {
+			guint skip = rev == SW_MPA_REV2 && (flags & SW_MPA_FLAG_H) &&
+				     pd_len >= SW_MPA_V2_PD_LEN ? SW_MPA_V2_PD_LEN : 0;
+
 			mc->handshake = TRUE;
 			mc->req_frame = pinfo->num;
 			mc->rev = rev;
+			/* Kept for ULPs that put their connect parameters there
+			 * (NVMe-oF: queue id and sizes). */
+			if (pd_len > skip) {
+				mc->req_pd_len = pd_len - skip;
+				mc->req_pd = (const guint8 *)tvb_memdup(
+					wmem_file_scope(), tvb, SW_MPA_FRAME_HDR_LEN + skip,
+					mc->req_pd_len);
+			}
 		} else {
 			mc->rep_frame = pinfo->num;
 			mc->rejected = (flags & SW_MPA_FLAG_R) != 0;

@@ -35,6 +35,7 @@ static void register_handoffs(void)
 {
 	swiwarp_handoff_mpa();
 	swiwarp_handoff_rdmap();
+	swiwarp_handoff_ulp();
 }
 
 void plugin_register(void)

@@ -822,6 +822,14 @@ static int dissect_rddp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
 		pi.msn = h.msn;
 		pi.conn_id = ui ? ui->conn_id : 0;
 		pi.dir = ui ? ui->dir : 0;
+		if (ui) {
+			pi.handshake = ui->handshake;
+			pi.addr = ui->addr;
+			pi.port = ui->port;
+			pi.req_pd = ui->req_pd;
+			pi.req_pd_len = ui->req_pd_len;
+			pi.ulp_conv = ui->ulp_conv;
+		}
 		proto_tree_add_item(rt, hf_rdmap_payload, tvb, off, plen, ENC_NA);
 		single = h.last && (h.tagged ? (si && (si->flags & SEG_MSG_FIRST)) : h.mo == 0);
 		if (single || !pref_reassemble || !si) {

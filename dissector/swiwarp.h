@@ -14,6 +14,7 @@ void swiwarp_handoff_mpa(void);
 void swiwarp_register_rdmap(void);
 void swiwarp_handoff_rdmap(void);
 void swiwarp_register_stats(void);
+void swiwarp_handoff_ulp(void);
 
 /*
  * What MPA hands to DDP with every ULPDU (the "data" argument of the rddp
@@ -27,6 +28,13 @@ struct swiwarp_ulpdu_info {
 	const char *conn_label;	/* "a:p -> b:p" of direction 0, file scope */
 	gboolean from_start;	/* handshake seen, this direction not resynced:
 				 * the first message of every queue has MSN 1 */
+	gboolean handshake;	/* MPA Request seen: direction 0 is the initiator */
+	const address *addr;	/* addr[0], port[0]: the side sending direction 0 */
+	const guint32 *port;
+	const guint8 *req_pd;	/* ULP private data of the MPA Request (after the
+				 * RFC 6581 IRD/ORD word), file scope; NULL if none */
+	guint req_pd_len;
+	void **ulp_conv;	/* per-connection state owned by ulp.c */
 };
 
 /* One record per RDMAP message segment for the "rdmap" tap. */
@@ -55,6 +63,13 @@ struct swiwarp_payload_info {
 	guint32 qn, msn;	/* untagged */
 	guint32 conn_id;
 	int dir;
+	/* The connection as MPA knows it (see struct swiwarp_ulpdu_info). */
+	gboolean handshake;
+	const address *addr;
+	const guint32 *port;
+	const guint8 *req_pd;
+	guint req_pd_len;
+	void **ulp_conv;
 };
 
 #endif

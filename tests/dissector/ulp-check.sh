@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# ULP hand-off of the plugin (dissector/ulp.c) on the synthetic capture of
+# tests/dissector/ulp-synth.py: the Send payloads must reach Wireshark's own
+# nvme-rdma, rpcordma and iser dissectors, and must not when the plugin's
+# adapters are disabled.  CTest test dissector.ulp_handoff; exit 77 = skip.
+#   tests/dissector/ulp-check.sh PLUGIN.so
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+plugin=${1:?usage: ulp-check.sh PLUGIN.so}
+command -v tshark >/dev/null || { echo "tshark not installed"; exit 77; }
+[ -f "$plugin" ] || { echo "$plugin not built"; exit 77; }
+work=$(mktemp -d /tmp/swiwarp-ulp.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+chmod 755 "$work"
+mkdir -p "$work/home/.local/lib/wireshark/plugins/4.0/epan"
+install -m 644 "$plugin" "$work/home/.local/lib/wireshark/plugins/4.0/epan/"
+python3 "$here/ulp-synth.py" "$work/ulp.pcap" || exit 1
+chmod -R a+rX "$work"
+# tshark ignores personal plugins when run as root
+runas=()
+[ "$(id -u)" -eq 0 ] && runas=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+count() { # filter [tshark args...]
+	local f=$1
+	shift
+	(cd / && "${runas[@]}" env HOME="$work/home" tshark -r "$work/ulp.pcap" "$@" -Y "$f" \
+		-T fields -e frame.number 2>/dev/null) | grep -c .
+}
+failed=0
+expect() { # name want filter [tshark args...]
+	local name=$1 want=$2 got
+	shift 2
+	got=$(count "$@")
+	if [ "$got" = "$want" ]; then
+		echo "ok   $name ($got)"
+	else
+		echo "FAIL $name: $got frames match '$1', want $want"
+		failed=1
+	fi
+}
+expect nvme.connect_command 1 'nvme.fabrics.cmd.fctype == 1 && nvme-rdma.cmd.qid == 0'
+expect nvme.completion_matched 1 'nvme.fabrics.cmd_pkt && nvme.fabrics.cmd_latency'
+expect rpcordma.nfs_null_call_reply 2 'rpcordma.msg_type == 0 && nfs.procedure_v3 == 0'
+expect rpcordma.reply_matched 1 'rpc.msgtyp == 1 && rpc.repframe'
+expect iser.nop_out 1 'iser.flags.opcode == 1 && iscsi.opcode == 0x00'
+expect no_malformed 0 '_ws.malformed || _ws.expert.severity == "Error"'
+off=(--disable-heuristic nvme_rdma_iwarp --disable-heuristic rpcordma_iwarp_swiwarp
+	--disable-heuristic iser_iwarp)
+expect adapters_off.no_ulp 0 'nvme-rdma || rpcordma || iser' "${off[@]}"
+expect adapters_off.sends_as_data 5 'rdmap.opcode == 3 && data' "${off[@]}"
+exit $failed
