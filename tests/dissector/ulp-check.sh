@@ -39,6 +39,9 @@ expect() { # name want filter [tshark args...]
 }
 expect nvme.connect_command 1 'nvme.fabrics.cmd.fctype == 1 && nvme-rdma.cmd.qid == 0'
 expect nvme.completion_matched 1 'nvme.fabrics.cmd_pkt && nvme.fabrics.cmd_latency'
+expect nvme.identify_command 1 'nvme.cmd.opc == 0x06 && nvme.cmd.sgl1.key == 0x1234'
+expect nvme.write_linked_to_command 1 'rdmap.opcode == 0 && nvme.fabrics.cmd_pkt'
+expect nvme.identify_completed 1 'nvme.cqe.status == 0 && nvme.cmd_pkt && nvme.cmd_latency'
 expect rpcordma.nfs_null_call_reply 2 'rpcordma.msg_type == 0 && nfs.procedure_v3 == 0'
 expect rpcordma.reply_matched 1 'rpc.msgtyp == 1 && rpc.repframe'
 expect iser.nop_out 1 'iser.flags.opcode == 1 && iscsi.opcode == 0x00'
@@ -46,5 +49,5 @@ expect no_malformed 0 '_ws.malformed || _ws.expert.severity == "Error"'
 off=(--disable-heuristic nvme_rdma_iwarp --disable-heuristic rpcordma_iwarp_swiwarp
 	--disable-heuristic iser_iwarp)
 expect adapters_off.no_ulp 0 'nvme-rdma || rpcordma || iser' "${off[@]}"
-expect adapters_off.sends_as_data 5 'rdmap.opcode == 3 && data' "${off[@]}"
+expect adapters_off.payloads_as_data 8 'rdmap.payload && data' "${off[@]}"
 exit $failed

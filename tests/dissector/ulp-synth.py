@@ -10,7 +10,9 @@ out), one per TCP segment:
   - port 4420, NVMe over Fabrics: the Request carries a 32-byte NVMe RDMA CM
     request (record format 0, queue 0); the host sends a Fabrics Connect
     command capsule with 1024 bytes of in-capsule data (command id 1), the
-    controller a completion for command id 1;
+    controller a completion for command id 1; then an Identify command
+    (command id 2) whose keyed SGL names 4096 bytes at STag 0x1234, TO
+    0x7000, the controller's RDMA Write of them and the completion;
   - port 20049, RPC-over-RDMA version 1: RDMA_MSG with empty chunk lists
     carrying an NFSv3 NULL call (XID 0x1234), and the RDMA_MSG reply;
   - port 3260, iSER: an iSCSI control PDU header (no STags) and an iSCSI
@@ -61,10 +63,15 @@ def connection(port, pdata, sends):
     send(0, b"MPA ID Req Frame" + bytes([0, 1]) + struct.pack("!H", len(pdata)) + pdata)
     send(1, b"MPA ID Rep Frame" + bytes([0, 1]) + struct.pack("!H", 0))
     msn = [0, 0]
-    for side, payload in sends:
-        msn[side] += 1
-        # DDP untagged, L=1, version 1; RDMAP version 1, Send; QN 0, MSN, MO 0
-        ulpdu = bytes([0x41, 0x43]) + struct.pack("!IIII", 0, 0, msn[side], 0) + payload
+    for item in sends:
+        side, payload = item[0], item[1]
+        if len(item) == 4:
+            # DDP tagged, L=1; RDMAP RDMA Write; STag, TO
+            ulpdu = bytes([0xC1, 0x40]) + struct.pack("!IQ", item[2], item[3]) + payload
+        else:
+            msn[side] += 1
+            # DDP untagged, L=1, version 1; RDMAP version 1, Send; QN 0, MSN, MO 0
+            ulpdu = bytes([0x41, 0x43]) + struct.pack("!IIII", 0, 0, msn[side], 0) + payload
         fpdu = struct.pack("!H", len(ulpdu)) + ulpdu
         fpdu += b"\0" * (-len(fpdu) % 4) + b"\0" * 4  # pad, CRC field (CRC not in use)
         send(side, fpdu)
@@ -81,7 +88,21 @@ def main():
     sqe[4] = 0x01  # Connect
     cqe = bytearray(16)
     cqe[12:14] = struct.pack("<H", 1)
-    connection(4420, nvme_pd, [(0, bytes(sqe) + bytes(1024)), (1, bytes(cqe))])
+    # Identify (controller) with a keyed SGL for 4096 bytes: the controller
+    # RDMA-Writes the data to STag 0x1234 at 0x7000, then completes.
+    ident = bytearray(64)
+    ident[0] = 0x06
+    ident[2:4] = struct.pack("<H", 2)
+    ident[24:32] = struct.pack("<Q", 0x7000)
+    ident[32:35] = (4096).to_bytes(3, "little")
+    ident[35:39] = struct.pack("<I", 0x1234)
+    ident[39] = 0x40  # keyed data block
+    ident[40:44] = struct.pack("<I", 1)  # CNS 1: controller
+    cqe2 = bytearray(16)
+    cqe2[12:14] = struct.pack("<H", 2)
+    connection(4420, nvme_pd, [(0, bytes(sqe) + bytes(1024)), (1, bytes(cqe)),
+                               (0, bytes(ident)), (1, bytes(4096), 0x1234, 0x7000),
+                               (1, bytes(cqe2))])
 
     call = struct.pack("!IIIIIIIIII", 0x1234, 0, 2, 100003, 3, 0, 0, 0, 0, 0)
     reply = struct.pack("!IIIIII", 0x1234, 1, 0, 0, 0, 0)
