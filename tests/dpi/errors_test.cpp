@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <dpi/dpi.h>
 
-#include "runtime.hpp"
+#include <dpi-internal/calibration.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // `dpi`: run a DPI node, create/append/cat buffers, read/write regions,
 // generate verifiable append load and benchmark appends.
-#include "runtime.hpp"
+#include <dpi-internal/calibration.hpp>
+#include <dpi-internal/verbs.hpp>
 
 #include <dpi/dpi.hpp>
 
@@ -153,26 +154,22 @@ int cmd_info(const Args &a)
 		std::cout << "node " << n.id << " " << n.host << ":" << n.port
 		          << (n.device.empty() ? "" : " device=" + n.device) << "\n";
 	int num = 0;
-	ibv_device **list = ibv_get_device_list(&num);
+	dpi::detail::DeviceListPtr list(ibv_get_device_list(&num));
 	for (int i = 0; i < num; ++i) {
-		ibv_context *ctx = ibv_open_device(list[i]);
+		dpi::detail::ContextPtr ctx(ibv_open_device(list.get()[i]));
 		if (!ctx)
 			continue;
-		ibv_pd *pd = ibv_alloc_pd(ctx);
-		if (pd) {
-			auto samples = dpi::detail::measure_costs(pd);
-			std::cout << "device " << ibv_get_device_name(list[i])
-			          << ": size reg+dereg_us memcpy_us (medians of " << dpi::detail::kMeasureRounds
-			          << " rounds)\n";
-			for (auto &s : samples)
-				std::printf("  %8zu %10.1f %10.1f\n", s.size, s.reg_us, s.copy_us);
-			std::cout << "  critical size " << dpi::detail::critical_from(samples) << "\n";
-			ibv_dealloc_pd(pd);
-		}
-		ibv_close_device(ctx);
+		dpi::detail::PdPtr pd(ibv_alloc_pd(ctx.get()));
+		if (!pd)
+			continue;
+		auto samples = dpi::detail::measure_costs(pd.get());
+		std::cout << "device " << ibv_get_device_name(list.get()[i])
+		          << ": size reg+dereg_us memcpy_us (medians of " << dpi::detail::kMeasureRounds
+		          << " rounds)\n";
+		for (auto &s : samples)
+			std::printf("  %8zu %10.1f %10.1f\n", s.size, s.reg_us, s.copy_us);
+		std::cout << "  critical size " << dpi::detail::critical_from(samples) << "\n";
 	}
-	if (list)
-		ibv_free_device_list(list);
 	if (num == 0)
 		std::cout << "no RDMA devices\n";
 	return 0;

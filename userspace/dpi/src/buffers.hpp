@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// What this node hosts: its buffers (append buffers with one ring per source,
+// and regions), the buffer directory if this node is the directory, and the
+// cache of owners this process has looked up.  One lock guards all of it,
+// including the state of every Ring and Buffer: the consumer scans rings
+// while the progress thread announces segments into them.
+#pragma once
+
+#include "ring.hpp"
+#include "util.hpp"
+#include <dpi-internal/verbs.hpp>
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dpi::detail
+{
+
+class Conn;
+
+// The owner's side of one source: its ring of segments in our memory.
+// Fields other than the constant ones are guarded by the BufferTable lock.
+struct Ring {
+	Ring(size_t seg, uint32_t n) : rd(seg, n) {}
+
+	uint64_t id = 0;
+	uint32_t index = 0;
+	int node = -1;
+	std::weak_ptr<Conn> conn;
+	MemPtr mem;
+	MrPtr mr; // declared after mem: deregistered first
+	ring::ReaderState rd;
+	SourceState state = SourceState::open;
+	std::string reason;
+	uint64_t records = 0;
+};
+
+struct Buffer {
+	std::string name;
+	uint64_t id = 0;
+	BufferOptions opts;
+	std::vector<std::shared_ptr<Ring>> rings;
+	MemPtr region;
+	MrPtr region_mr; // declared after region: deregistered first
+	bool has_consumer = false;
+};
+
+class BufferTable
+{
+public:
+	explicit BufferTable(int node_id) : node_id_(node_id) {}
+
+	struct Created {
+		uint64_t handle;
+		bool existed;
+	};
+	// Creates buffer `name` (a region is allocated and, when `pd` is given,
+	// registered on it), or finds the one of the same kind.
+	Created create(const std::string &name, const BufferOptions &opts, ibv_pd *pd);
+	// The append buffer `name`; throws unknown_buffer / wrong_kind.
+	[[nodiscard]] std::shared_ptr<Buffer> append_buffer(const std::string &name) const;
+	// Makes `r` the next source of `b`.
+	void add_ring(Buffer &b, const std::shared_ptr<Ring> &r);
+	// Segment `seq` of `r` holds `len` bytes.  A bad announcement aborts the
+	// source (`from` names the peer) and returns the error; "" when fine.
+	std::string announce(Ring &r, uint64_t seq, uint64_t len, const std::string &from);
+	// The source closed its ring.
+	void close_ring(Ring &r);
+	// The sources' connection died: abort those rings still open.
+	void abort_open(const std::vector<std::shared_ptr<Ring>> &rings, const std::string &reason);
+
+	struct RegionInfo {
+		uint64_t addr;
+		uint32_t rkey;
+		uint64_t size;
+	};
+	// Region `name` for a peer on `pd` (registered there on first use).
+	RegionInfo open_region(const std::string &name, ibv_pd *pd);
+	// Region `name` for this process's own use.
+	[[nodiscard]] std::shared_ptr<Buffer> local_region(const std::string &name) const;
+
+	// The directory: name -> owner node.
+	[[nodiscard]] std::optional<int> directory_owner(const std::string &name) const;
+	void enroll(const std::string &name, int node);
+	// This process's cache of create/lookup results.
+	[[nodiscard]] std::optional<int> cached_owner(const std::string &name) const;
+	void remember_owner(const std::string &name, int node);
+
+	// Waits up to `wait` for append buffer `name` and makes the caller its
+	// one consumer.
+	std::shared_ptr<Buffer> claim_consumer(const std::string &name, std::chrono::milliseconds wait);
+	void release_consumer(Buffer &b);
+
+	// For the consumer, which reads rings under the lock and sleeps on it.
+	[[nodiscard]] std::unique_lock<std::mutex> lock() const { return std::unique_lock<std::mutex>(mu_); }
+	std::cv_status wait_until(std::unique_lock<std::mutex> &g, Deadline deadline) const
+	{
+		return cv_.wait_until(g, deadline);
+	}
+	void notify() const { cv_.notify_all(); }
+
+	// Drops every buffer (their memory is deregistered and freed).
+	void clear();
+
+private:
+	[[nodiscard]] std::string no_buffer(const std::string &name) const;
+
+	const int node_id_;
+	mutable std::mutex mu_;
+	mutable std::condition_variable cv_;
+	std::map<std::string, std::shared_ptr<Buffer>> buffers_;
+	std::map<std::string, int> directory_;
+	std::map<std::string, int> known_owner_;
+	uint64_t next_id_ = 1;
+};
+
+} // namespace dpi::detail
