@@ -50,7 +50,7 @@ images() {
 # 6.1 must not match 6.12: the series is followed by "." or "-".
 newest_of() {
 	local s=${1//./\\.}
-	awk '{print $1}' | grep -E "^$s[.-]" | tail -n 1 || true
+	awk '{print $1}' | grep -E "^${s}[.-]" | tail -n 1 || true
 }
 
 default_kver() {

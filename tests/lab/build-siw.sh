@@ -1,31 +1,49 @@
 #!/usr/bin/env bash
 # Build the upstream Linux siw driver out of tree, as the reference peer for
-# lab tests.  Debian's kernel does not ship siw, so we take
-# drivers/infiniband/sw/siw/ from Debian's linux-source-6.1 tarball and build
-# it against the matching linux-headers package.
+# lab tests.  Debian's kernels do not ship siw, so we take
+# drivers/infiniband/sw/siw/ from Debian's linux-source-X.Y tarball of the
+# guest kernel's series and build it against that kernel's headers.
 #
-# Result: $BUILD/siw/siw.ko (source in $BUILD/siw-src/).  Both live under
-# build/, which is gitignored: siw source and binaries are never committed.
+#   build-siw.sh [KERNEL]    KERNEL: a release, a series (6.1, 6.12) or
+#                            "default" (tools/kernels.sh resolve; the default
+#                            is $LAB_KVER, else the lab's default kernel)
 #
-# Idempotent: does nothing when siw.ko is newer than the tarball and headers.
+# Result: for the lab's default kernel $BUILD/siw/siw.ko (source in
+# $BUILD/siw-src/), for any other $BUILD/siw-<release>/siw.ko (source in
+# $BUILD/siw-src-<series>/).  All of it lives under build/, which is
+# gitignored: siw source and binaries are never committed.
+#
+# Idempotent: does nothing when siw.ko is newer than the tarball, the headers
+# and this script, and was built for the kernel asked for.
 # Prints the path of siw.ko on success.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-$top/build}
-KDIR=${KDIR:-$(ls -d /usr/src/linux-headers-6.1.*-amd64 2>/dev/null | sort -V | tail -n1)}
-SRC_TAR=${SIW_SRC_TAR:-$(ls /usr/src/linux-source-6.1.tar.* 2>/dev/null | head -n1)}
-src=$BUILD/siw-src
-out=$BUILD/siw
-ko=$out/siw.ko
+kernels=$top/tools/kernels.sh
 
 die() { echo "build-siw: $*" >&2; exit 1; }
 
-[ -n "$KDIR" ] && [ -f "$KDIR/Makefile" ] || die "no kernel headers in /usr/src (linux-headers-6.1.*-amd64)"
-[ -n "$SRC_TAR" ] && [ -f "$SRC_TAR" ] || die "no /usr/src/linux-source-6.1.tar.* (apt-get install linux-source-6.1)"
+KVER=$("$kernels" resolve "${1:-${LAB_KVER:-default}}") || die "no such kernel"
+# SIW_KDIR, not KDIR: a KDIR in the environment is meant for our own module.
+KDIR=${SIW_KDIR:-$("$kernels" kdir "$KVER")} || die "no headers for $KVER"
+SRC_TAR=${SIW_SRC_TAR:-$("$kernels" source "$KVER")} || die "no linux-source for $KVER"
+series=$(sed -E 's/^([0-9]+\.[0-9]+).*/\1/' <<<"$KVER")
+if [ "$KVER" = "$("$kernels" resolve default)" ]; then
+	src=$BUILD/siw-src out=$BUILD/siw
+else
+	src=$BUILD/siw-src-$series out=$BUILD/siw-$KVER
+fi
+ko=$out/siw.ko
 
-if [ -f "$ko" ] && [ "$ko" -nt "$SRC_TAR" ] && [ "$ko" -nt "$KDIR/Makefile" ] &&
-	[ "$ko" -nt "$0" ]; then
+[ -f "$KDIR/Makefile" ] || die "no kernel headers in $KDIR"
+[ -f "$SRC_TAR" ] || die "no $SRC_TAR"
+
+fresh() {
+	[ -f "$ko" ] && [ "$ko" -nt "$SRC_TAR" ] && [ "$ko" -nt "$KDIR/Makefile" ] &&
+		[ "$ko" -nt "$0" ] && modinfo -F vermagic "$ko" 2>/dev/null | grep -q "^$KVER "
+}
+if fresh; then
 	echo "$ko"
 	exit 0
 fi
@@ -34,8 +52,7 @@ mkdir -p "$BUILD"
 # Serialise concurrent builds (several lab suites may ask at once).
 exec 9>"$BUILD/.siw-build.lock"
 flock 9
-if [ -f "$ko" ] && [ "$ko" -nt "$SRC_TAR" ] && [ "$ko" -nt "$KDIR/Makefile" ] &&
-	[ "$ko" -nt "$0" ]; then
+if fresh; then
 	echo "$ko"
 	exit 0
 fi
@@ -52,15 +69,15 @@ fi
 
 # Build in a scratch copy so kbuild droppings stay out of the pristine
 # source, then swap it in whole so a running lab never sees half a build.
-tmp=$BUILD/siw.new
+tmp=$out.new
 rm -rf "$tmp"
 mkdir -p "$tmp"
 cp "$src"/*.c "$src"/*.h "$src"/Makefile "$tmp"/
 nice make -C "$KDIR" M="$tmp" CONFIG_RDMA_SIW=m -j"${LAB_JOBS:-2}" modules >&2 ||
 	die "kernel build of siw failed"
 [ -f "$tmp/siw.ko" ] || die "build finished but $tmp/siw.ko is missing"
-rm -rf "$BUILD/siw.old"
-[ -d "$out" ] && mv "$out" "$BUILD/siw.old"
+rm -rf "$out.old"
+[ -d "$out" ] && mv "$out" "$out.old"
 mv "$tmp" "$out"
-rm -rf "$BUILD/siw.old"
+rm -rf "$out.old"
 echo "$ko"

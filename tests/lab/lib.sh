@@ -9,9 +9,12 @@
 # Lines appended to $LAB_OUT/results are printed by `lab run` on the host.
 LAB_FAILURES=0
 lab_result() { echo "$*" | tee -a "$LAB_OUT/results"; }
-lab_pass() { lab_result "PASS: $1"; }
-lab_fail() { LAB_FAILURES=$((LAB_FAILURES + 1)); lab_result "FAIL: $1${2:+ [$2]}"; }
-lab_skip() { lab_result "SKIP: $1 ${2:-}"; }
+# LAB_RESULT_PREFIX (e.g. "k612/") goes in front of every test name, so a
+# suite can run another suite's scenario (on another kernel, say) under
+# names of its own.
+lab_pass() { lab_result "PASS: ${LAB_RESULT_PREFIX:-}$1"; }
+lab_fail() { LAB_FAILURES=$((LAB_FAILURES + 1)); lab_result "FAIL: ${LAB_RESULT_PREFIX:-}$1${2:+ [$2]}"; }
+lab_skip() { lab_result "SKIP: ${LAB_RESULT_PREFIX:-}$1 ${2:-}"; }
 # lab_check NAME CMD...: run CMD, PASS or FAIL NAME on its exit status.
 lab_check() {
 	local name=$1 rc
@@ -102,13 +105,29 @@ _lab_rdma_link_add() { # name type netdev
 	return 1
 }
 
+# _lab_ko_for_me KO...: the first KO built for the running kernel (its
+# vermagic starts with `uname -r`), or nothing.  Modules for every installed
+# kernel sit side by side (kernel/Makefile, build-siw.sh); a guest of a mixed
+# pair must load the ones built for its own kernel.
+_lab_ko_for_me() {
+	local k rel
+	rel=$(uname -r)
+	for k in "$@"; do
+		[ -n "$k" ] && [ -f "$k" ] || continue
+		modinfo -F vermagic "$k" 2>/dev/null | grep -q "^$rel " && { echo "$k"; return 0; }
+	done
+	return 1
+}
+
 # lab_load_siw [NETDEV] [NAME]: upstream siw, built out of tree on the host
-# by tests/lab/build-siw.sh (lab run does that) into $BUILD/siw/siw.ko.
+# by tests/lab/build-siw.sh (lab run does that) into $BUILD/siw/siw.ko for
+# the lab's default kernel and $BUILD/siw-<release>/siw.ko for the others;
+# SIW_KO overrides (it must be built for this guest's kernel).
 lab_load_siw() {
-	local dev=${1:-eth0} name=${2:-siw0} ko=${SIW_KO:-$BUILD/siw/siw.ko}
+	local dev=${1:-eth0} name=${2:-siw0} ko
 	if [ ! -e /sys/module/siw ]; then
-		if [ ! -f "$ko" ]; then
-			echo "lab_load_siw: $ko not built (tests/lab/build-siw.sh)" >&2
+		if ! ko=$(_lab_ko_for_me ${SIW_KO:-"$BUILD/siw-$(uname -r)/siw.ko" "$BUILD/siw/siw.ko"}); then
+			echo "lab_load_siw: ${SIW_KO:-siw.ko} not built for $(uname -r) (tests/lab/build-siw.sh)" >&2
 			return 2
 		fi
 		modprobe -a crc32c_intel libcrc32c crc32c_generic ib_core iw_cm ib_uverbs >/dev/null 2>&1
@@ -126,14 +145,13 @@ lab_load_rxe() {
 
 # lab_load_swiwarp [NETDEV] [NAME]: our module and our libibverbs provider.
 lab_load_swiwarp() {
-	local dev=${1:-eth0} name=${2:-swiwarp0} ko=${SWIWARP_KO:-} so drv
-	if [ -z "$ko" ]; then
-		for ko in "$LAB_TOP/kernel/swiwarp.ko" "$BUILD/kernel/swiwarp.ko" ""; do
-			[ -f "$ko" ] && break
-		done
-	fi
-	if [ -z "$ko" ] || [ ! -f "$ko" ]; then
-		echo "lab_load_swiwarp: swiwarp.ko not built (make kernel)" >&2
+	local dev=${1:-eth0} name=${2:-swiwarp0} ko so drv rel
+	rel=$(uname -r)
+	# kernel/swiwarp.ko is built for the default kernel, the others in
+	# $BUILD/kernel/<release>/kernel/ (kernel/Makefile); SWIWARP_KO overrides.
+	if ! ko=$(_lab_ko_for_me ${SWIWARP_KO:-"$LAB_TOP/kernel/swiwarp.ko" \
+		"$BUILD/kernel/$rel/kernel/swiwarp.ko" "$BUILD/kernel/swiwarp.ko"}); then
+		echo "lab_load_swiwarp: ${SWIWARP_KO:-swiwarp.ko} not built for $rel (make kernel)" >&2
 		return 2
 	fi
 	if [ ! -e /sys/module/swiwarp ]; then

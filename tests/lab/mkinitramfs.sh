@@ -7,7 +7,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 BUILD=${BUILD:-$top/build}
-KVER=${LAB_KVER:-6.1.0-56-amd64}
+# The guest kernel: a release, a series (6.1, 6.12) or "default"
+# (tools/kernels.sh resolve); tests/lab/lab passes the release.
+KVER=$("$top/tools/kernels.sh" resolve "${LAB_KVER:-default}") || exit 1
 moddir=/lib/modules/$KVER
 busybox=${LAB_BUSYBOX:-/bin/busybox}
 
@@ -43,11 +45,20 @@ mkdir -p "$stage"/{bin,dev,proc,sys,lib/modules}
 cp "$busybox" "$stage/bin/busybox"
 cp "$here/initramfs-init.sh" "$stage/init"
 chmod 755 "$stage/init"
+# Debian's 6.12 ships its modules xz-compressed (.ko.xz), which busybox's
+# insmod cannot load: they go into the initramfs decompressed.
+plain=()
 for rel in "${mods[@]}"; do
 	mkdir -p "$stage/lib/modules/$(dirname "$rel")"
-	cp "$moddir/$rel" "$stage/lib/modules/$rel"
+	case $rel in
+	*.ko.xz) xz -dc "$moddir/$rel" >"$stage/lib/modules/${rel%.xz}"; rel=${rel%.xz} ;;
+	*.ko.zst) zstd -qdc "$moddir/$rel" >"$stage/lib/modules/${rel%.zst}"; rel=${rel%.zst} ;;
+	*.ko.gz) gzip -dc "$moddir/$rel" >"$stage/lib/modules/${rel%.gz}"; rel=${rel%.gz} ;;
+	*) cp "$moddir/$rel" "$stage/lib/modules/$rel" ;;
+	esac
+	plain+=("$rel")
 done
-printf '%s\n' "${mods[@]}" >"$stage/modules.list"
+printf '%s\n' "${plain[@]}" >"$stage/modules.list"
 (cd "$stage" && find . -print0 | cpio --null -o -H newc --quiet | gzip -1) >"$out.tmp.$$"
 mv "$out.tmp.$$" "$out"
 echo "$out"
