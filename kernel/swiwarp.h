@@ -140,6 +140,8 @@ struct swiwarp_cq {
 	u32 cq_get;			/* kernel consumers only */
 	u32 id;
 	bool user;
+	/* bit 0: overflow reported, until a completion fits again */
+	unsigned long overflow;
 	struct rdma_user_mmap_entry *entry;
 };
 
@@ -321,6 +323,11 @@ struct swiwarp_qp {
 	u32 id;
 	bool user;
 	bool sig_all;
+	/*
+	 * bit 0: a completion of this QP did not fit into its CQ; the TX
+	 * engine moves the QP to ERROR (cleared for a new connection)
+	 */
+	unsigned long cq_overflow;
 
 	struct swiwarp_cq *scq;
 	struct swiwarp_cq *rcq;
@@ -476,8 +483,8 @@ int swiwarp_qp_modify_state(struct swiwarp_qp *qp,
 			    enum swiwarp_qp_state next);
 void swiwarp_qp_error(struct swiwarp_qp *qp);
 void swiwarp_qp_flush(struct swiwarp_qp *qp);
-void swiwarp_qp_complete_sq(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
-			    int status);
+int swiwarp_qp_complete_sq(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
+			   int status);
 int swiwarp_qp_complete_rq(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
 			   int status, u32 bytes, u32 inv_stag, bool se);
 bool swiwarp_rq_fetch(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe);

@@ -402,31 +402,36 @@ static int swiwarp_cep_qp_rts(struct swiwarp_cep *cep, int rtr)
 {
 	struct swiwarp_qp *qp = cep->qp;
 	struct sock *sk = cep->sock->sk;
-	int rv;
+	int rv = 0;
 
 	swiwarp_cep_keepalive(sk);
+	/*
+	 * tx_lock before state_lock, the order of the TX engine (which
+	 * changes the state while it holds tx_lock; swiwarp_qp.c).  Holding
+	 * tx_lock also keeps a flush of the previous connection out while
+	 * the ORQ/IRQ and the TX state are reset.
+	 */
+	mutex_lock(&qp->tx_lock);
 	down_write(&qp->state_lock);
 	if (qp->state != SWIWARP_QP_IDLE && qp->state != SWIWARP_QP_RTR) {
-		up_write(&qp->state_lock);
-		return -EINVAL;
+		rv = -EINVAL;
+		goto out;
 	}
-	swiwarp_qp_free_rd(qp);
 	rv = swiwarp_qp_alloc_rd(qp, cep->res.ord, cep->res.ird);
-	if (rv) {
-		up_write(&qp->state_lock);
-		return rv;
-	}
+	if (rv)
+		goto out;
 	if (cep->res.tx_markers && !qp->tx.mbuf) {
 		qp->tx.mbuf = swiwarp_tx_alloc_buf();
 		if (!qp->tx.mbuf) {
-			up_write(&qp->state_lock);
-			return -ENOMEM;
+			rv = -ENOMEM;
+			goto out;
 		}
 	}
+	/* An overflow on an earlier connection is not this one's. */
+	clear_bit(0, &qp->cq_overflow);
 	qp->crc = cep->res.crc;
 	qp->tx_markers = cep->res.tx_markers;
 	qp->rx_markers = cep->res.rx_markers;
-	mutex_lock(&qp->tx_lock);
 	spin_lock_bh(&qp->rx_lock);
 	qp->sock = cep->sock;
 	qp->cep = cep;
@@ -442,11 +447,14 @@ static int swiwarp_cep_qp_rts(struct swiwarp_cep *cep, int rtr)
 	qp->tx.mk_pos = 0;
 	qp->term_sent = false;
 	qp->term_rcvd = false;
-	mutex_unlock(&qp->tx_lock);
 	if (rtr)
 		swiwarp_tx_rtr(qp, rtr);
 	qp->state = SWIWARP_QP_RTS;
+out:
 	up_write(&qp->state_lock);
+	mutex_unlock(&qp->tx_lock);
+	if (rv)
+		return rv;
 
 	write_lock_bh(&sk->sk_callback_lock);
 	sk->sk_data_ready = swiwarp_qp_llp_data_ready;
@@ -1213,8 +1221,15 @@ int swiwarp_connect(struct iw_cm_id *id, struct iw_cm_conn_param *p)
 		cep->cm_id = NULL;
 		id->provider_data = NULL;
 		id->rem_ref(id);
+		/*
+		 * The owner reference is the only one left (no timer, no
+		 * work queued yet) and swiwarp_cep_close() drops it: hold
+		 * our own until cep->lock is released.
+		 */
+		swiwarp_cep_get(cep);
 		swiwarp_cep_close(cep, true);
 		mutex_unlock(&cep->lock);
+		swiwarp_cep_put(cep);
 		return rv;
 	}
 	cep->iw_pending = true;

@@ -65,6 +65,9 @@ int swiwarp_cq_push(struct swiwarp_cq *cq, const struct swiwarp_cqe *cqe,
 	slot->reserved = 0;
 	swiwarp_flags_release(&slot->flags, cqe->flags | SWIWARP_CQE_VALID);
 	cq->cq_put++;
+	/* The consumer made room: a later overflow is reported again. */
+	if (unlikely(test_bit(0, &cq->overflow)))
+		clear_bit(0, &cq->overflow);
 
 	/*
 	 * Full barrier between publishing the CQE and reading the arming

@@ -6,9 +6,12 @@
  * CLOSING (graceful disconnect), RTS -> TERMINATE (a Terminate is being
  * sent), any -> ERROR (flush all work requests, abort the connection).
  *
- * Locking: state_lock (rwsem) guards qp->state; tx_lock (mutex, taken
- * before state_lock) serialises the TX engine with teardown; rx_lock
- * (spinlock, BH) guards the RX context and the RQ consumer index.
+ * Locking, in this order: tx_lock (mutex) serialises the TX engine with
+ * connection set-up and teardown; state_lock (rwsem) guards qp->state;
+ * rx_lock (spinlock, BH) guards the RX context and the RQ consumer index;
+ * orq_lock (spinlock, IRQ) the ORQ, IRQ and the pending Terminate.  The
+ * TX engine changes the state with tx_lock held, so nothing may take
+ * tx_lock while it holds state_lock.
  */
 
 #include <linux/slab.h>
@@ -27,17 +30,32 @@ void swiwarp_qp_event(struct swiwarp_qp *qp, enum ib_event_type type)
 	qp->base.event_handler(&ev, qp->base.qp_context);
 }
 
+/*
+ * A completion of qp did not fit into cq.  The consumer hears of it once
+ * per overflow (IB_EVENT_CQ_ERR, again only after a completion fitted),
+ * not once per lost completion: every event costs uverbs an atomic
+ * allocation until user space reads it.  The QP goes to ERROR, announced
+ * with IB_EVENT_QP_FATAL (kernel consumers often have no CQ event
+ * handler), so no further work is silently lost; the state change sleeps,
+ * so the TX engine makes it.  Any context.
+ */
 static void swiwarp_cq_overflow(struct swiwarp_qp *qp, struct swiwarp_cq *cq)
 {
 	struct ib_event ev;
 
-	pr_warn_ratelimited("swiwarp: CQ %u overflow (QP %u)\n", cq->id,
-			    qp->id);
-	if (cq->base.event_handler) {
-		ev.device = cq->base.device;
-		ev.element.cq = &cq->base;
-		ev.event = IB_EVENT_CQ_ERR;
-		cq->base.event_handler(&ev, cq->base.cq_context);
+	if (!test_and_set_bit(0, &cq->overflow)) {
+		pr_warn_ratelimited("swiwarp: CQ %u overflow (QP %u)\n",
+				    cq->id, qp->id);
+		if (cq->base.event_handler) {
+			ev.device = cq->base.device;
+			ev.element.cq = &cq->base;
+			ev.event = IB_EVENT_CQ_ERR;
+			cq->base.event_handler(&ev, cq->base.cq_context);
+		}
+	}
+	if (!test_and_set_bit(0, &qp->cq_overflow)) {
+		swiwarp_qp_event(qp, IB_EVENT_QP_FATAL);
+		swiwarp_sq_kick(qp);
 	}
 }
 
@@ -54,9 +72,12 @@ void swiwarp_wqe_put_mem(struct swiwarp_wqe *wqe)
 	}
 }
 
-/* Complete a send-queue WQE: CQE if signalled or failed. */
-void swiwarp_qp_complete_sq(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
-			    int status)
+/*
+ * Complete a send-queue WQE: CQE if signalled or failed.  Returns
+ * -ENOSPC if the CQ overflowed.
+ */
+int swiwarp_qp_complete_sq(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
+			   int status)
 {
 	struct swiwarp_cqe cqe = {};
 
@@ -64,15 +85,18 @@ void swiwarp_qp_complete_sq(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
 	wqe->active = false;
 	if (status == SWIWARP_WC_SUCCESS &&
 	    !(wqe->sqe.flags & SWIWARP_WQE_SIGNALED))
-		return;
+		return 0;
 	cqe.id = wqe->sqe.id;
 	cqe.opcode = wqe->sqe.opcode;
 	cqe.status = status;
 	cqe.bytes = wqe->sqe.opcode == SWIWARP_OP_READ ||
 		wqe->sqe.opcode == SWIWARP_OP_READ_LOCAL_INV ? wqe->bytes : 0;
 	cqe.qp_id = qp->id;
-	if (swiwarp_cq_push(qp->scq, &cqe, false))
+	if (swiwarp_cq_push(qp->scq, &cqe, false)) {
 		swiwarp_cq_overflow(qp, qp->scq);
+		return -ENOSPC;
+	}
+	return 0;
 }
 
 int swiwarp_qp_complete_rq(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
@@ -178,24 +202,37 @@ bool swiwarp_rq_fetch(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe)
 	return ok;
 }
 
-/* Flush the receive side: the active receive and every posted RQE. */
+/*
+ * Flush the receive side: the active receive and the posted RQEs.  At
+ * most one ring's worth per call (user space may keep posting while we
+ * hold rx_lock with bottom halves off), and not past a full CQ: the
+ * overflow is reported and what is left stays posted.
+ */
 static void swiwarp_rq_flush(struct swiwarp_qp *qp)
 {
 	struct swiwarp_wqe wqe;
+	u32 n;
 
 	spin_lock_bh(&qp->rx_lock);
 	if (qp->rx.rwqe_active) {
 		qp->rx.rwqe_active = false;
-		swiwarp_qp_complete_rq(qp, &qp->rx.rwqe,
-				       SWIWARP_WC_WR_FLUSH_ERR, 0, 0, false);
+		if (swiwarp_qp_complete_rq(qp, &qp->rx.rwqe,
+					   SWIWARP_WC_WR_FLUSH_ERR, 0, 0,
+					   false))
+			goto out;
 	}
 	if (!qp->srq) {
-		while (swiwarp_take_rqe(qp->recvq, qp->num_rqe, &qp->rq_get,
-					&wqe))
-			swiwarp_qp_complete_rq(qp, &wqe,
-					       SWIWARP_WC_WR_FLUSH_ERR, 0, 0,
-					       false);
+		for (n = 0; n < qp->num_rqe; n++) {
+			if (!swiwarp_take_rqe(qp->recvq, qp->num_rqe,
+					      &qp->rq_get, &wqe))
+				break;
+			if (swiwarp_qp_complete_rq(qp, &wqe,
+						   SWIWARP_WC_WR_FLUSH_ERR, 0,
+						   0, false))
+				break;
+		}
 	}
+out:
 	spin_unlock_bh(&qp->rx_lock);
 }
 
@@ -210,17 +247,39 @@ void swiwarp_qp_flush(struct swiwarp_qp *qp)
 	swiwarp_sq_kick(qp);
 }
 
+/*
+ * Replace the ORQ and IRQ for a new connection.  Called with tx_lock and
+ * state_lock held; the arrays are swapped under orq_lock so that an RX
+ * engine still looking at them (a Read Response or Read Request of the
+ * previous connection) sees either the old or the new ones, never freed
+ * memory; the RX engine's pointer into the old ORQ is cleared under
+ * rx_lock first.  A Terminate still pending from the previous connection is
+ * dropped with them.
+ */
 int swiwarp_qp_alloc_rd(struct swiwarp_qp *qp, u32 ord, u32 ird)
 {
 	u32 osz = roundup_pow_of_two(max(ord, 1U));
 	u32 isz = roundup_pow_of_two(max(ird, 1U));
+	struct swiwarp_orq_entry *orq, *old_orq;
+	struct swiwarp_irq_entry *irq, *old_irq;
+	unsigned long flags;
+	u32 old_osz, i;
 
-	qp->orq = kcalloc(osz, sizeof(*qp->orq), GFP_KERNEL);
-	qp->irq = kcalloc(isz, sizeof(*qp->irq), GFP_KERNEL);
-	if (!qp->orq || !qp->irq) {
-		swiwarp_qp_free_rd(qp);
+	orq = kcalloc(osz, sizeof(*orq), GFP_KERNEL);
+	irq = kcalloc(isz, sizeof(*irq), GFP_KERNEL);
+	if (!orq || !irq) {
+		kfree(orq);
+		kfree(irq);
 		return -ENOMEM;
 	}
+	spin_lock_bh(&qp->rx_lock);
+	qp->rx.rresp = NULL;	/* points into the old ORQ */
+	spin_lock_irqsave(&qp->orq_lock, flags);
+	old_orq = qp->orq;
+	old_irq = qp->irq;
+	old_osz = qp->orq_size;
+	qp->orq = orq;
+	qp->irq = irq;
 	qp->orq_size = osz;
 	qp->irq_size = isz;
 	qp->orq_put = 0;
@@ -229,6 +288,15 @@ int swiwarp_qp_alloc_rd(struct swiwarp_qp *qp, u32 ord, u32 ird)
 	qp->irq_get = 0;
 	qp->ord = ord;
 	qp->ird = ird;
+	qp->tx.term_pending = false;
+	spin_unlock_irqrestore(&qp->orq_lock, flags);
+	spin_unlock_bh(&qp->rx_lock);
+
+	if (old_orq)
+		for (i = 0; i < old_osz; i++)
+			swiwarp_wqe_put_mem(&old_orq[i].wqe);
+	kfree(old_orq);
+	kfree(old_irq);
 	return 0;
 }
 
@@ -323,6 +391,9 @@ int swiwarp_qp_modify_state(struct swiwarp_qp *qp,
 			rv = -EINVAL;
 		break;
 	}
+	/* A reset QP starts afresh, also after a CQ overflow. */
+	if (qp->state == SWIWARP_QP_IDLE)
+		clear_bit(0, &qp->cq_overflow);
 	up_write(&qp->state_lock);
 
 	if (flush)

@@ -975,7 +975,8 @@ static int swiwarp_tx_local_op(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe)
 		if (mem->pd != qp->base.pd || !mem->is_frmr ||
 		    READ_ONCE(mem->valid))
 			return SWIWARP_WC_LOC_PROT_ERR;
-		mem->access = sqe->inv_stag | IB_ACCESS_LOCAL_WRITE;
+		/* The rights the ULP gave in its IB_WR_REG_MR, no more. */
+		mem->access = sqe->inv_stag;
 		mem->va = ibmr->iova;
 		mem->len = ibmr->length;
 		WRITE_ONCE(mem->stag, stag);
@@ -1330,6 +1331,7 @@ static void swiwarp_tx_flush(struct swiwarp_qp *qp)
 {
 	struct swiwarp_wqe wqe;
 	unsigned long flags;
+	u32 n;
 
 	swiwarp_tx_zc_abort(qp);
 	/*
@@ -1374,8 +1376,19 @@ static void swiwarp_tx_flush(struct swiwarp_qp *qp)
 		qp->tx.rd_queued = false;
 	}
 	swiwarp_tx_slot_drop(qp);
-	while (swiwarp_sq_fetch(qp, &wqe, false))
-		swiwarp_qp_complete_sq(qp, &wqe, SWIWARP_WC_WR_FLUSH_ERR);
+	/*
+	 * One ring's worth per run (user space may keep posting), then
+	 * the worker yields and carries on; a full CQ ends the flush (the
+	 * overflow is reported, the rest stays posted).
+	 */
+	for (n = 0; n < qp->num_sqe; n++) {
+		if (!swiwarp_sq_fetch(qp, &wqe, false))
+			break;
+		if (swiwarp_qp_complete_sq(qp, &wqe, SWIWARP_WC_WR_FLUSH_ERR))
+			break;
+	}
+	if (n == qp->num_sqe)
+		swiwarp_sq_kick(qp);
 	qp->tx.buf_len = 0;
 	qp->tx.buf_sent = 0;
 	qp->tx.rtr_pending = 0;
@@ -1434,6 +1447,11 @@ static void swiwarp_tx_run(struct swiwarp_qp *qp, unsigned int budget)
 		if (state == SWIWARP_QP_ERROR) {
 			swiwarp_tx_flush(qp);
 			return;
+		}
+		/* A completion was lost to a full CQ (swiwarp_qp.c). */
+		if (test_bit(0, &qp->cq_overflow)) {
+			swiwarp_qp_modify_state(qp, SWIWARP_QP_ERROR);
+			continue;
 		}
 		if (!swiwarp_tx_ring_empty(qp))
 			swiwarp_tx_reap(qp, false);

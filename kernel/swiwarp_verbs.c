@@ -218,7 +218,13 @@ static struct swiwarp_mr *swiwarp_mr_new(struct ib_pd *pd, int access,
 	kref_init(&mem->ref);
 	mem->sdev = sdev;
 	mem->pd = pd;
-	mem->access = access | IB_ACCESS_LOCAL_WRITE;
+	/*
+	 * Exactly the rights asked for: a region registered without
+	 * IB_ACCESS_LOCAL_WRITE was pinned read-only (ib_umem_get) and its
+	 * pages are not dirtied on release, so it must never be a receive
+	 * buffer or Read sink.
+	 */
+	mem->access = access;
 	mr->mem = mem;
 	*memp = mem;
 	return mr;
@@ -516,7 +522,13 @@ int swiwarp_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	if (rv)
 		goto err_queues;
 
-	rv = xa_alloc(&sdev->qp_xa, &id, qp, XA_LIMIT(1, SWIWARP_MAX_QP * 4),
+	/*
+	 * Reserve the QP number only (a NULL entry): the QP is published
+	 * below once nothing can fail any more, so that nobody (rdma_cm
+	 * with a guessed QP number, the netdev-down work) can take a
+	 * reference to a QP the RDMA core is about to free.
+	 */
+	rv = xa_alloc(&sdev->qp_xa, &id, NULL, XA_LIMIT(1, SWIWARP_MAX_QP * 4),
 		      GFP_KERNEL);
 	if (rv)
 		goto err_tx;
@@ -553,6 +565,8 @@ int swiwarp_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	attr->cap.max_send_sge = SWIWARP_MAX_SGE;
 	attr->cap.max_recv_sge = SWIWARP_MAX_SGE;
 	attr->cap.max_inline_data = qp->max_inline;
+	/* Cannot fail: the slot is reserved. */
+	xa_store(&sdev->qp_xa, id, qp, GFP_KERNEL);
 	return 0;
 
 err_xa:
