@@ -9,6 +9,7 @@
  *   robust-neg local [memlock|regfail|memcg]  no peer: registration limits
  *   robust-neg churn ADDR PORT SECONDS        listeners destroyed under load
  *   robust-neg mpaflood ADDR PORT SECONDS     raw MPA Requests against churn
+ *   robust-neg safety CASE ADDR               issue 15's defects (below)
  *
  * churn and mpaflood test the dying-listener path: churn creates an rdma_cm
  * listener, leaves the connection requests that arrive unanswered for a
@@ -48,11 +49,13 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
+#include <rdma/ib_user_verbs.h>
 
 #include "lab-verbs.h"
 #include "kmsg.h"
@@ -1046,16 +1049,19 @@ static int c_rq_full(struct cctx *x, char *why, size_t wl)
 	return 0;
 }
 
-/* More completions than the CQ holds: the app must hear about it (CQ
- * error event), nothing may hang or crash. */
+/* More completions than the CQ holds: the app must hear about it (one CQ
+ * error event for the overflow, not one per lost completion), the QP goes
+ * to ERROR (no further completions silently lost), nothing may hang or
+ * crash. */
 static int c_cq_overflow(struct cctx *x, char *why, size_t wl)
 {
 	struct ibv_async_event ae;
 	struct ibv_context *ctx = x->id->verbs;
-	int cqe = x->cq->cqe, i, n = cqe + 16, got = 0;
+	int cqe = x->cq->cqe, i, n = cqe + 16, got = 0, cq_err = 0, fatal = 0;
 	long long end;
 	struct ibv_wc wc;
-	bool cq_err = false;
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
 	long long t_end = now_ms() + 10000;
 
 	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
@@ -1067,14 +1073,19 @@ static int c_cq_overflow(struct cctx *x, char *why, size_t wl)
 				i--;
 				continue;
 			}
-			snprintf(why, wl, "post %d: %s", i, strerror(errno));
-			return 1;
+			/* the QP may be in ERROR already (the overflow): the
+			 * events below judge */
+			printf("neg: cq_overflow: post %d: %s\n", i, strerror(errno));
+			break;
 		}
+	/* the first CQ error event, then one more second for further ones */
 	end = now_ms() + 10000;
-	while (now_ms() < end && !cq_err) {
+	while (now_ms() < end) {
 		if (!ibv_get_async_event(ctx, &ae)) {
 			printf("neg: cq_overflow: async event %s\n", ibv_event_type_str(ae.event_type));
-			cq_err |= ae.event_type == IBV_EVENT_CQ_ERR;
+			if (ae.event_type == IBV_EVENT_CQ_ERR && !cq_err++)
+				end = now_ms() + 1000;
+			fatal += ae.event_type == IBV_EVENT_QP_FATAL;
 			ibv_ack_async_event(&ae);
 			continue;
 		}
@@ -1087,8 +1098,18 @@ static int c_cq_overflow(struct cctx *x, char *why, size_t wl)
 			 n, cqe, got);
 		return 1;
 	}
-	printf("neg: cq_overflow: %d WRs on a CQ of %d: CQ error event, %d completions polled\n", n,
-	       cqe, got);
+	if (cq_err > 1) {
+		snprintf(why, wl, "%d signaled WRs on a CQ of %d: %d CQ error events, want one per overflow",
+			 n, cqe, cq_err);
+		return 1;
+	}
+	if (ibv_query_qp(x->qp, &qa, IBV_QP_STATE, &qi) || qa.qp_state != IBV_QPS_ERR) {
+		snprintf(why, wl, "QP state %d after its CQ overflowed, want ERR (%d fatal QP events)",
+			 qa.qp_state, fatal);
+		return 1;
+	}
+	printf("neg: cq_overflow: %d WRs on a CQ of %d: 1 CQ error event, %d fatal QP events, QP in ERR, %d completions polled\n",
+	       n, cqe, fatal, got);
 	return 0;
 }
 
@@ -1303,6 +1324,624 @@ static int local(const char *what)
 	return fails ? 1 : 0;
 }
 
+/* ---- safety: the memory-safety defects of issue 15 ------------------- */
+
+/*
+ * robust-neg safety connfail|cqflush|mraccess|qpfail ADDR
+ *
+ * connfail ADDR: rdma_connect to ADDR (the subnet's broadcast address:
+ *   rdma_cm resolves it, TCP's connect() refuses it at once with
+ *   ENETUNREACH), many times.  The synchronous failure used to free the
+ *   endpoint before unlocking it (seen with slub_debug poisoning).
+ * cqflush: (run unprivileged) a QP with a full RQ and then a full SQ
+ *   flushed into a 1-entry CQ.  One CQ error event per overflow, not one
+ *   per lost completion; the QP ends in ERROR.
+ * mraccess ADDR: a loopback connection on ADDR; a receive buffer and a
+ *   Read sink in an MR registered without IBV_ACCESS_LOCAL_WRITE must
+ *   complete with a local protection error and stay unwritten.
+ * qpfail ADDR: QP creations that fail at their last step (the driver's
+ *   response goes to an unwritable page) while another process keeps
+ *   calling rdma_connect with the QP number they are given; the failed
+ *   QP must never be found, the error path must leave nothing behind.
+ */
+#define SAFE_PORT 7178
+#define SAFE_ROUNDS 40
+
+static struct rdma_addrinfo *safe_ai(const char *addr, int port, bool passive)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *ai = NULL;
+	char ps[16];
+
+	hints.ai_flags = passive ? RAI_PASSIVE : 0;
+	snprintf(ps, sizeof(ps), "%d", port);
+	if (rdma_getaddrinfo(addr, ps, &hints, &ai))
+		return NULL;
+	return ai;
+}
+
+/* A resolved, not yet connected id on ch (NULL on failure, why set). */
+static struct rdma_cm_id *safe_resolved(struct rdma_event_channel *ch, struct sockaddr *dst,
+					char *why, size_t wl)
+{
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+
+	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP)) {
+		snprintf(why, wl, "create_id: %s", strerror(errno));
+		return NULL;
+	}
+	if (rdma_resolve_addr(id, NULL, dst, 5000) || !(ev = get_event(ch, EVENT_MS)) ||
+	    ev->event != RDMA_CM_EVENT_ADDR_RESOLVED) {
+		snprintf(why, wl, "resolve_addr: %s", strerror(errno));
+		rdma_destroy_id(id);
+		return NULL;
+	}
+	rdma_ack_cm_event(ev);
+	if (rdma_resolve_route(id, 5000) || !(ev = get_event(ch, EVENT_MS)) ||
+	    ev->event != RDMA_CM_EVENT_ROUTE_RESOLVED) {
+		snprintf(why, wl, "resolve_route: %s", strerror(errno));
+		rdma_destroy_id(id);
+		return NULL;
+	}
+	rdma_ack_cm_event(ev);
+	return id;
+}
+
+static int safe_connfail(const char *addr)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_addrinfo *ai = safe_ai(addr, SAFE_PORT, false);
+	struct rdma_conn_param cp = { .responder_resources = 1, .initiator_depth = 1 };
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .cap = { 4, 4, 1, 1, 0 } };
+	int i, failed = 0, unreach = 0, connected = 0, other = 0;
+	char why[200] = "";
+	struct rdma_cm_event *ev;
+
+	if (!ch || !ai) {
+		printf("FAIL: robust.neg.safety.connfail [no channel/address %s]\n", addr);
+		return 1;
+	}
+	for (i = 0; i < SAFE_ROUNDS; i++) {
+		struct rdma_cm_id *id = safe_resolved(ch, ai->ai_dst_addr, why, sizeof(why));
+		struct ibv_pd *pd;
+		struct ibv_cq *cq;
+		int rc, err;
+
+		if (!id)
+			break;
+		pd = ibv_alloc_pd(id->verbs);
+		cq = pd ? ibv_create_cq(id->verbs, 8, NULL, NULL, 0) : NULL;
+		qa.send_cq = qa.recv_cq = cq;
+		if (!cq || rdma_create_qp(id, pd, &qa)) {
+			snprintf(why, sizeof(why), "verbs setup: %s", strerror(errno));
+			rdma_destroy_id(id);
+			break;
+		}
+		rc = rdma_connect(id, &cp);
+		err = errno;
+		if (rc) {
+			failed++;
+			unreach += err == ENETUNREACH;
+		} else if ((ev = get_event(ch, 10000))) {
+			/* an asynchronous failure is fine too, success is not */
+			if (ev->event == RDMA_CM_EVENT_ESTABLISHED)
+				connected++;
+			else
+				failed++;
+			rdma_ack_cm_event(ev);
+		} else {
+			other++;
+		}
+		rdma_destroy_qp(id);
+		rdma_destroy_id(id);
+		ibv_destroy_cq(cq);
+		ibv_dealloc_pd(pd);
+	}
+	rdma_freeaddrinfo(ai);
+	rdma_destroy_event_channel(ch);
+	printf("neg: safety.connfail: %d connects to %s: %d failed (%d at once with ENETUNREACH), %d connected, %d no answer\n",
+	       i, addr, failed, unreach, connected, other);
+	if (i < SAFE_ROUNDS) {
+		printf("FAIL: robust.neg.safety.connfail [round %d: %s]\n", i, why);
+		return 1;
+	}
+	if (connected || other || !unreach) {
+		printf("FAIL: robust.neg.safety.connfail [want every connect to fail, some at once: %d failed, %d at once, %d connected, %d unanswered]\n",
+		       failed, unreach, connected, other);
+		return 1;
+	}
+	printf("PASS: robust.neg.safety.connfail (%d synchronous connect failures)\n", unreach);
+	return 0;
+}
+
+/* Async events of ctx within ms: counts of CQ errors and fatal QP errors. */
+static void safe_events(struct ibv_context *ctx, int ms, int *cq_err, int *qp_fatal, int *other)
+{
+	struct ibv_async_event ae;
+	long long end = now_ms() + ms;
+
+	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	while (now_ms() < end) {
+		if (ibv_get_async_event(ctx, &ae)) {
+			usleep(10000);
+			continue;
+		}
+		if (ae.event_type == IBV_EVENT_CQ_ERR)
+			(*cq_err)++;
+		else if (ae.event_type == IBV_EVENT_QP_FATAL)
+			(*qp_fatal)++;
+		else
+			(*other)++;
+		ibv_ack_async_event(&ae);
+	}
+}
+
+static int safe_cqflush(void)
+{
+	struct ibv_device **l = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = l && l[0] ? ibv_open_device(l[0]) : NULL;
+	struct ibv_pd *pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	struct ibv_cq *cq = pd ? ibv_create_cq(ctx, 1, NULL, NULL, 0) : NULL;
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .cap = { 256, 256, 1, 1, 0 } };
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct ibv_qp_init_attr qi;
+	struct ibv_qp *qp;
+	struct ibv_wc wc[8];
+	int i, n, err1 = 0, err2 = 0, fatal = 0, other = 0, got1 = 0, got2 = 0, fails = 0;
+	long long t0;
+
+	qa.send_cq = qa.recv_cq = cq;
+	qp = cq ? ibv_create_qp(pd, &qa) : NULL;
+	if (!qp) {
+		printf("FAIL: robust.neg.safety.cqflush [verbs setup (uid %d): %s]\n", (int)getuid(),
+		       strerror(errno));
+		return 1;
+	}
+	n = (int)qa.cap.max_recv_wr;
+	for (i = 0; i < n; i++) {
+		struct ibv_recv_wr wr = { .wr_id = 1000 + i }, *bad;
+
+		if (ibv_post_recv(qp, &wr, &bad))
+			break;
+	}
+	/* every posted receive is flushed into a CQ of cq->cqe entries */
+	t0 = now_ms();
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE)) {
+		printf("FAIL: robust.neg.safety.cqflush [modify_qp(ERR): %s]\n", strerror(errno));
+		return 1;
+	}
+	safe_events(ctx, 2000, &err1, &fatal, &other);
+	while ((i = ibv_poll_cq(cq, 8, wc)) > 0)
+		got1 += i;
+	printf("neg: safety.cqflush: %d receives flushed into a CQ of %d: %d CQ error events, %d completions (%lld ms)\n",
+	       n, cq->cqe, err1, got1, now_ms() - t0);
+	if (err1 != 1) {
+		printf("FAIL: robust.neg.safety.cqflush.rq [%d CQ error events for one overflow, want 1]\n",
+		       err1);
+		fails++;
+	} else {
+		printf("PASS: robust.neg.safety.cqflush.rq (%d receives, CQ of %d: 1 event)\n", n,
+		       cq->cqe);
+	}
+	/* the CQ is empty again: Sends posted in ERROR flush into it */
+	n = (int)qa.cap.max_send_wr;
+	for (i = 0; i < n; i++) {
+		struct ibv_send_wr wr = { .wr_id = 5000 + i, .opcode = IBV_WR_SEND,
+					  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+		if (ibv_post_send(qp, &wr, &bad))
+			break;
+	}
+	safe_events(ctx, 2000, &err2, &fatal, &other);
+	while ((i = ibv_poll_cq(cq, 8, wc)) > 0)
+		got2 += i;
+	printf("neg: safety.cqflush: %d Sends posted in ERROR: %d CQ error events, %d completions; %d fatal QP events, %d others\n",
+	       n, err2, got2, fatal, other);
+	if (err2 > 1 || fatal > 1) {
+		printf("FAIL: robust.neg.safety.cqflush.sq [%d CQ error events for one overflow, %d fatal QP events]\n",
+		       err2, fatal);
+		fails++;
+	} else {
+		printf("PASS: robust.neg.safety.cqflush.sq (%d Sends: %d event)\n", n, err2);
+	}
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &qi) || a.qp_state != IBV_QPS_ERR) {
+		printf("FAIL: robust.neg.safety.cqflush.state [QP state %d after the overflow, want ERR]\n",
+		       a.qp_state);
+		fails++;
+	}
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	ibv_free_device_list(l);
+	return fails != 0;
+}
+
+/* A connected loopback pair on one device: c (client side), s (accepted). */
+struct lpair {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *lid, *c, *s;
+	struct ibv_pd *pd;
+	struct ibv_cq *ccq, *scq;
+};
+
+static void lpair_close(struct lpair *p)
+{
+	struct rdma_cm_event *ev;
+
+	if (p->c)
+		rdma_disconnect(p->c);
+	if (p->s)
+		rdma_disconnect(p->s);
+	while (p->ch && (ev = get_event(p->ch, 500)))
+		rdma_ack_cm_event(ev);
+	if (p->c) {
+		if (p->c->qp)
+			rdma_destroy_qp(p->c);
+		rdma_destroy_id(p->c);
+	}
+	if (p->s) {
+		if (p->s->qp)
+			rdma_destroy_qp(p->s);
+		rdma_destroy_id(p->s);
+	}
+	if (p->lid)
+		rdma_destroy_id(p->lid);
+	if (p->ccq)
+		ibv_destroy_cq(p->ccq);
+	if (p->scq)
+		ibv_destroy_cq(p->scq);
+	if (p->pd)
+		ibv_dealloc_pd(p->pd);
+	if (p->ch)
+		rdma_destroy_event_channel(p->ch);
+	memset(p, 0, sizeof(*p));
+}
+
+/*
+ * Connect p->c to a listener on addr; before the server side accepts,
+ * srv_pre(arg, p) may post its receives.
+ */
+static int lpair_open(struct lpair *p, const char *addr, int port,
+		      int (*srv_pre)(void *, struct lpair *), void *arg, char *why, size_t wl)
+{
+	struct rdma_addrinfo *la = safe_ai(addr, port, true), *ca = safe_ai(addr, port, false);
+	struct rdma_conn_param cp = { .responder_resources = 4, .initiator_depth = 4 };
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .cap = { 16, 16, 1, 1, 0 } };
+	struct rdma_cm_event *ev;
+	int est = 0, rc = 1;
+
+	memset(p, 0, sizeof(*p));
+	p->ch = rdma_create_event_channel();
+	if (!p->ch || !la || !ca || rdma_create_id(p->ch, &p->lid, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(p->lid, la->ai_src_addr) || rdma_listen(p->lid, 4)) {
+		snprintf(why, wl, "listen on %s:%d: %s", addr, port, strerror(errno));
+		goto out;
+	}
+	p->c = safe_resolved(p->ch, ca->ai_dst_addr, why, wl);
+	if (!p->c)
+		goto out;
+	p->pd = ibv_alloc_pd(p->c->verbs);
+	p->ccq = p->pd ? ibv_create_cq(p->c->verbs, 64, NULL, NULL, 0) : NULL;
+	p->scq = p->ccq ? ibv_create_cq(p->c->verbs, 64, NULL, NULL, 0) : NULL;
+	qa.send_cq = qa.recv_cq = p->ccq;
+	if (!p->scq || rdma_create_qp(p->c, p->pd, &qa)) {
+		snprintf(why, wl, "client verbs: %s", strerror(errno));
+		goto out;
+	}
+	if (rdma_connect(p->c, &cp)) {
+		snprintf(why, wl, "connect: %s", strerror(errno));
+		goto out;
+	}
+	ev = get_event(p->ch, EVENT_MS);
+	if (!ev || ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+		snprintf(why, wl, "no connect request (%s)", ev ? rdma_event_str(ev->event) : "timeout");
+		if (ev)
+			rdma_ack_cm_event(ev);
+		goto out;
+	}
+	p->s = ev->id;
+	rdma_ack_cm_event(ev);
+	qa.send_cq = qa.recv_cq = p->scq;
+	if (p->s->verbs != p->c->verbs || rdma_create_qp(p->s, p->pd, &qa) ||
+	    (srv_pre && srv_pre(arg, p)) || rdma_accept(p->s, &cp)) {
+		snprintf(why, wl, "server side: %s", strerror(errno));
+		goto out;
+	}
+	while (est < 2 && (ev = get_event(p->ch, EVENT_MS))) {
+		bool ok = ev->event == RDMA_CM_EVENT_ESTABLISHED;
+
+		if (!ok)
+			snprintf(why, wl, "event %s", rdma_event_str(ev->event));
+		rdma_ack_cm_event(ev);
+		if (!ok)
+			break;
+		est++;
+	}
+	if (est < 2) {
+		if (!why[0])
+			snprintf(why, wl, "not established");
+		goto out;
+	}
+	rc = 0;
+out:
+	if (la)
+		rdma_freeaddrinfo(la);
+	if (ca)
+		rdma_freeaddrinfo(ca);
+	return rc;
+}
+
+static uint8_t *ro_buf;
+static struct ibv_mr *ro_mr;
+
+static int ro_post_recv(void *arg, struct lpair *p)
+{
+	(void)arg;
+	ro_mr = ibv_reg_mr(p->pd, ro_buf, PG, 0);	/* no local write */
+	return !ro_mr || recv1(p->s->qp, 1, ro_buf, PG, ro_mr->lkey);
+}
+
+static bool all_bytes(const uint8_t *b, size_t n, uint8_t v)
+{
+	while (n--)
+		if (*b++ != v)
+			return false;
+	return true;
+}
+
+static int safe_mraccess(const char *addr)
+{
+	struct lpair p;
+	struct ibv_wc wc;
+	uint8_t *src = mmap(NULL, 2 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_mr *smr = NULL;
+	char why[200] = "";
+	int fails = 0, st;
+
+	ro_buf = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (src == MAP_FAILED || ro_buf == MAP_FAILED)
+		return 1;
+	memset(src, EVIL, 2 * PG);
+
+	/* 1: a Send into a receive buffer without local write access */
+	memset(ro_buf, CANARY, PG);
+	if (lpair_open(&p, addr, SAFE_PORT, ro_post_recv, NULL, why, sizeof(why))) {
+		printf("FAIL: robust.neg.safety.mr_ro_recv [setup: %s]\n", why);
+		fails++;
+	} else {
+		smr = ibv_reg_mr(p.pd, src, 2 * PG, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+		if (!smr || post1(p.c->qp, 2, IBV_WR_SEND, src, 64, smr->lkey, 0, 0,
+				  IBV_SEND_SIGNALED)) {
+			printf("FAIL: robust.neg.safety.mr_ro_recv [post_send: %s]\n", strerror(errno));
+			fails++;
+		} else {
+			st = wait_wc(p.scq, 20000, &wc);
+			printf("neg: safety.mr_ro_recv: receive in a read-only MR: %s, buffer %s\n",
+			       st >= 0 ? ibv_wc_status_str(st) : "no completion",
+			       all_bytes(ro_buf, PG, CANARY) ? "untouched" : "WRITTEN");
+			if (st != IBV_WC_LOC_PROT_ERR || !all_bytes(ro_buf, PG, CANARY)) {
+				printf("FAIL: robust.neg.safety.mr_ro_recv [receive into an MR without local write: %s, buffer %s; want local protection error, untouched]\n",
+				       st >= 0 ? ibv_wc_status_str(st) : "no completion",
+				       all_bytes(ro_buf, PG, CANARY) ? "untouched" : "written");
+				fails++;
+			} else {
+				printf("PASS: robust.neg.safety.mr_ro_recv\n");
+			}
+		}
+		if (smr)
+			ibv_dereg_mr(smr);
+		smr = NULL;
+		if (ro_mr)
+			ibv_dereg_mr(ro_mr);
+		ro_mr = NULL;
+		lpair_close(&p);
+	}
+
+	/* 2: an RDMA Read whose sink lacks local write access */
+	memset(ro_buf, CANARY, PG);
+	if (lpair_open(&p, addr, SAFE_PORT, NULL, NULL, why, sizeof(why))) {
+		printf("FAIL: robust.neg.safety.mr_ro_read [setup: %s]\n", why);
+		fails++;
+	} else {
+		smr = ibv_reg_mr(p.pd, src, 2 * PG, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+		ro_mr = ibv_reg_mr(p.pd, ro_buf, PG, 0);
+		if (!smr || !ro_mr ||
+		    post1(p.c->qp, 3, IBV_WR_RDMA_READ, ro_buf, PG, ro_mr->lkey, (uintptr_t)src,
+			  smr->rkey, IBV_SEND_SIGNALED)) {
+			printf("FAIL: robust.neg.safety.mr_ro_read [setup/post: %s]\n", strerror(errno));
+			fails++;
+		} else {
+			st = wait_wc(p.ccq, 20000, &wc);
+			usleep(200000);
+			printf("neg: safety.mr_ro_read: Read into a read-only MR: %s, buffer %s\n",
+			       st >= 0 ? ibv_wc_status_str(st) : "no completion",
+			       all_bytes(ro_buf, PG, CANARY) ? "untouched" : "WRITTEN");
+			if (st != IBV_WC_LOC_PROT_ERR || !all_bytes(ro_buf, PG, CANARY)) {
+				printf("FAIL: robust.neg.safety.mr_ro_read [Read sink without local write: %s, buffer %s; want local protection error, untouched]\n",
+				       st >= 0 ? ibv_wc_status_str(st) : "no completion",
+				       all_bytes(ro_buf, PG, CANARY) ? "untouched" : "written");
+				fails++;
+			} else {
+				printf("PASS: robust.neg.safety.mr_ro_read\n");
+			}
+		}
+		if (smr)
+			ibv_dereg_mr(smr);
+		if (ro_mr)
+			ibv_dereg_mr(ro_mr);
+		ro_mr = NULL;
+		lpair_close(&p);
+	}
+	munmap(src, 2 * PG);
+	munmap(ro_buf, PG);
+	return fails != 0;
+}
+
+/* Size of swiwarp's create_qp response (include/uapi/swiwarp-abi.h). */
+#define SWIWARP_URESP_QP 48
+
+/*
+ * CREATE_QP through the raw write() ABI, with the response at resp: the
+ * core's part (32 bytes) fits, the driver's part (its udata) follows.
+ * Returns 0 or the errno.
+ */
+static int raw_create_qp(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq, void *resp)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_create_qp cmd;
+	} req;
+
+	memset(&req, 0, sizeof(req));
+	req.hdr.command = IB_USER_VERBS_CMD_CREATE_QP;
+	req.hdr.in_words = sizeof(req) / 4;
+	req.hdr.out_words = (sizeof(struct ib_uverbs_create_qp_resp) + SWIWARP_URESP_QP) / 4;
+	req.cmd.response = (uintptr_t)resp;
+	req.cmd.pd_handle = pd->handle;
+	req.cmd.send_cq_handle = cq->handle;
+	req.cmd.recv_cq_handle = cq->handle;
+	req.cmd.max_send_wr = 4;
+	req.cmd.max_recv_wr = 4;
+	req.cmd.max_send_sge = 1;
+	req.cmd.max_recv_sge = 1;
+	req.cmd.qp_type = IBV_QPT_RC;
+	return write(ctx->cmd_fd, &req, sizeof(req)) == (ssize_t)sizeof(req) ? 0 : errno;
+}
+
+/* Child: rdma_connect with QP numbers qpn..qpn+3 until stop; how often
+ * rdma_cm found a QP there (the connect then fails with ENETUNREACH). */
+static int qp_guesser(const char *bcast, uint32_t qpn, int seconds)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_addrinfo *ai = safe_ai(bcast, SAFE_PORT, false);
+	struct rdma_conn_param cp = { .responder_resources = 1, .initiator_depth = 1 };
+	struct rdma_cm_id *id;
+	long long end = now_ms() + seconds * 1000LL;
+	int tries = 0, found = 0, other = 0;
+	char why[200];
+
+	id = ch && ai ? safe_resolved(ch, ai->ai_dst_addr, why, sizeof(why)) : NULL;
+	if (!id) {
+		printf("neg: safety.qpfail: guesser setup failed\n");
+		return 255;
+	}
+	while (now_ms() < end) {
+		cp.qp_num = qpn + (tries & 3);
+		tries++;
+		if (!rdma_connect(id, &cp)) {
+			found++;	/* cannot connect to a broadcast address */
+			break;
+		}
+		if (errno == ENETUNREACH)
+			found++;
+		else if (errno != EINVAL)
+			other++;
+	}
+	printf("neg: safety.qpfail: guesser: %d connects with QP numbers %u..%u: %d found a QP, %d other errors\n",
+	       tries, qpn, qpn + 3, found, other);
+	return found ? 1 : other ? 2 : 0;
+}
+
+static int safe_qpfail(const char *bcast)
+{
+	struct ibv_device **l = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = l && l[0] ? ibv_open_device(l[0]) : NULL;
+	struct ibv_pd *pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	struct ibv_cq *cq = pd ? ibv_create_cq(ctx, 8, NULL, NULL, 0) : NULL;
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .cap = { 4, 4, 1, 1, 0 } };
+	uint8_t *pg = mmap(NULL, 2 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int i, n = 0, efault = 0, created = 0, other = 0, st = -1, fails = 0;
+	uint32_t qpn, qpn2;
+	struct ibv_qp *qp;
+	long long end;
+	pid_t pid;
+
+	qa.send_cq = qa.recv_cq = cq;
+	qp = cq ? ibv_create_qp(pd, &qa) : NULL;
+	if (!qp || pg == MAP_FAILED) {
+		printf("FAIL: robust.neg.safety.qpfail [verbs setup: %s]\n", strerror(errno));
+		return 1;
+	}
+	/* QP numbers are the lowest free: the failing creates get this one */
+	qpn = qp->qp_num;
+	ibv_destroy_qp(qp);
+	/* response: the core's 32 bytes end the first page, the driver's
+	 * 48 bytes fall into the second, which cannot be written */
+	mprotect(pg + PG, PG, PROT_NONE);
+	i = raw_create_qp(ctx, pd, cq, pg);
+	if (i) {
+		printf("FAIL: robust.neg.safety.qpfail [raw CREATE_QP with a good response buffer: %s]\n",
+		       strerror(i));
+		return 1;
+	}
+	/* (its handle stays with the context until it is closed) */
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		_exit(qp_guesser(bcast, qpn + 1, 6));
+	end = now_ms() + 5000;
+	while (now_ms() < end) {
+		i = raw_create_qp(ctx, pd, cq, pg + PG - sizeof(struct ib_uverbs_create_qp_resp));
+		n++;
+		if (!i)
+			created++;
+		else if (i == EFAULT)
+			efault++;
+		else
+			other++;
+	}
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	printf("neg: safety.qpfail: %d creates with an unwritable driver response: %d EFAULT, %d created, %d other errors; guesser exit %d\n",
+	       n, efault, created, other, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	if (efault != n) {
+		printf("FAIL: robust.neg.safety.qpfail.error [%d of %d creates failed with EFAULT (%d succeeded)]\n",
+		       efault, n, created);
+		fails++;
+	} else {
+		printf("PASS: robust.neg.safety.qpfail.error (%d failed creates)\n", n);
+	}
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		printf("FAIL: robust.neg.safety.qpfail.hidden [rdma_connect found a QP whose creation failed (guesser exit %d)]\n",
+		       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		fails++;
+	} else {
+		printf("PASS: robust.neg.safety.qpfail.hidden\n");
+	}
+	/* nothing kept: the next QP gets the number the failures had */
+	qp = ibv_create_qp(pd, &qa);
+	qpn2 = qp ? qp->qp_num : 0;
+	if (!qp || qpn2 != qpn + 1) {
+		printf("FAIL: robust.neg.safety.qpfail.after [next QP: %s, number %u, want %u]\n",
+		       qp ? "created" : strerror(errno), qpn2, qpn + 1);
+		fails++;
+	} else {
+		printf("PASS: robust.neg.safety.qpfail.after\n");
+	}
+	if (qp)
+		ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	ibv_free_device_list(l);
+	return fails != 0;
+}
+
+static int safety(const char *what, const char *addr)
+{
+	if (!strcmp(what, "connfail"))
+		return safe_connfail(addr);
+	if (!strcmp(what, "cqflush"))
+		return safe_cqflush();
+	if (!strcmp(what, "mraccess"))
+		return safe_mraccess(addr);
+	if (!strcmp(what, "qpfail"))
+		return safe_qpfail(addr);
+	fprintf(stderr, "robust-neg safety: unknown case %s\n", what);
+	return 2;
+}
+
 /* ---- dying listeners ------------------------------------------------ */
 
 static int churn(const char *addr, const char *port, int seconds)
@@ -1482,6 +2121,8 @@ int main(int argc, char **argv)
 	}
 	if (argc == 3 && !strcmp(argv[1], "local"))
 		return local(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "safety"))
+		return safety(argv[2], argv[3]);
 	if (argc >= 5 && !strcmp(argv[1], "server")) {
 		big = argc > 5 && !strcmp(argv[5], "big");
 		return server(argv[2], argv[3], atoi(argv[4]));
@@ -1494,6 +2135,6 @@ int main(int argc, char **argv)
 		big = argc > 4 && !strcmp(argv[4], "big");
 		return client(argv[2], argv[3]);
 	}
-	fprintf(stderr, "usage: robust-neg server ADDR PORT NCONN [big] | client ADDR PORT [big] | count | local memlock|regfail | churn|mpaflood ADDR PORT SECONDS\n");
+	fprintf(stderr, "usage: robust-neg server ADDR PORT NCONN [big] | client ADDR PORT [big] | count | local memlock|regfail | churn|mpaflood ADDR PORT SECONDS | safety connfail|cqflush|mraccess|qpfail ADDR\n");
 	return 2;
 }
