@@ -97,7 +97,8 @@ neg_safety() {
 			lab_fail "$p.safety.$c" "did not run (exit $rc): $(tail -n 1 "$LAB_OUT/neg-safety-$c.out")"
 	done
 	timeout 60 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-		--bounding-set=-all "$neg" safety cqflush - >"$LAB_OUT/neg-safety-cqflush.out" 2>&1
+		--bounding-set=-all "$(lab_world_copy "$neg")" safety cqflush - \
+		>"$LAB_OUT/neg-safety-cqflush.out" 2>&1
 	rc=$?
 	cat "$LAB_OUT/neg-safety-cqflush.out"
 	rename <"$LAB_OUT/neg-safety-cqflush.out" | grep -E '^(PASS|FAIL|SKIP):' >>"$LAB_OUT/results"
