@@ -417,6 +417,32 @@ static int swiwarp_rx_header(struct swiwarp_qp *qp)
 	}
 }
 
+/*
+ * The last Read Response of an RDMA Read with Local Invalidate arrived:
+ * invalidate the Read's data sink, the STag of its one SGE, as iWARP
+ * RNICs and upstream siw do.  The work request's ex.invalidate_rkey is
+ * not used for this: the kernel's rdma_rw API (nvmet-rdma, svcrdma, isert
+ * on iWARP) fills it in before it bumps the key of the fast-reg MR for
+ * the registration the Read then uses, so it names the sink's previous
+ * STag.  Looking that up left the sink valid, and the next
+ * ib_map_mr_sg() on the pooled MR failed (-EBUSY): every NVMe-oF write
+ * after the first ended in an Internal Error.  A zero-length Read has no
+ * sink; it invalidates the STag the consumer named.  Returns the wc
+ * status of the Read.
+ */
+static int swiwarp_rx_read_inv(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe)
+{
+	struct swiwarp_sqe *sqe = &wqe->sqe;
+	u32 stag;
+
+	if (sqe->opcode != SWIWARP_OP_READ_LOCAL_INV)
+		return SWIWARP_WC_SUCCESS;
+	stag = sqe->num_sge ? sqe->sge[0].lkey : sqe->inv_stag;
+	if (swiwarp_mem_invalidate(qp->sdev, qp->base.pd, stag, false))
+		return SWIWARP_WC_LOC_PROT_ERR;
+	return SWIWARP_WC_SUCCESS;
+}
+
 /* A segment is complete (CRC checked). */
 static void swiwarp_rx_segment_done(struct swiwarp_qp *qp)
 {
@@ -474,13 +500,8 @@ static void swiwarp_rx_segment_done(struct swiwarp_qp *qp)
 			spin_unlock_irqrestore(&qp->orq_lock, flags);
 			if (have) {
 				wqe.bytes = wqe.processed;
-				if (wqe.sqe.opcode == SWIWARP_OP_READ_LOCAL_INV)
-					swiwarp_mem_invalidate(qp->sdev,
-							       qp->base.pd,
-							       wqe.sqe.inv_stag,
-							       false);
 				swiwarp_qp_complete_sq(qp, &wqe,
-						       SWIWARP_WC_SUCCESS);
+						       swiwarp_rx_read_inv(qp, &wqe));
 			}
 			/* Fenced or ORQ-blocked work may proceed. */
 			swiwarp_sq_kick(qp);
