@@ -242,7 +242,12 @@ static int swiwarp_newlink(const char *name, struct net_device *nd)
 	strscpy(sdev->base.node_desc, "swiwarp software iWARP",
 		sizeof(sdev->base.node_desc));
 	sdev->base.phys_port_cnt = 1;
-	sdev->base.num_comp_vectors = 1;
+	/*
+	 * Completions run in whichever context produced them, so the vector
+	 * is only a hint; one per CPU lets ULPs that size their queues by it
+	 * (nvme-rdma: min(nr_io_queues, CPUs, vectors)) use several queues.
+	 */
+	sdev->base.num_comp_vectors = num_possible_cpus();
 	sdev->base.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND);
 	sdev->base.iw_driver_flags = IW_F_NO_PORT_MAP;
 	strscpy(sdev->base.iw_ifname, nd->name, sizeof(sdev->base.iw_ifname));
