@@ -64,6 +64,32 @@ if [ "${LAB_MODE:-run}" = shell ] && [ "$LAB_ID" = 1 ]; then
 	finish $?
 fi
 
+# The hang report: shortly before the host's timeout kills us, write what
+# every process is waiting for, and the kernel stacks of the blocked ones, to
+# $LAB_OUT/hang-report (the host prints it with the timeout's failure); the
+# kernel's list of blocked tasks goes to the console.  Without it a hung
+# guest in CI leaves nothing but "timed out".
+hang_report() {
+	local pid
+	{
+		echo "# hang report at $(cut -d' ' -f1 /proc/uptime) s uptime: STAT WCHAN COMM ARGS"
+		# User processes, and kernel threads only when blocked.
+		timeout 10 ps -eo stat=,pid=,wchan:32=,comm=,args= |
+			awk '{ st = substr($1, 1, 1); if (st != "D" && $5 ~ /^\[/) next
+			       line = st " " $2 " " $3 " " $4; for (i = 5; i <= NF && i < 12; i++) line = line " " $i
+			       print line }' | sort -k1,1 | head -n 80
+		for pid in $(timeout 10 ps -eo stat=,pid= | awk '$1 ~ /^D/ { print $2 }'); do
+			echo "# kernel stack of $pid ($(cat /proc/$pid/comm 2>/dev/null))"
+			cat "/proc/$pid/stack" 2>/dev/null | head -n 20
+		done
+	} >"$LAB_OUT/hang-report.tmp" 2>&1 && mv "$LAB_OUT/hang-report.tmp" "$LAB_OUT/hang-report"
+	echo w >/proc/sysrq-trigger 2>/dev/null
+}
+# 100 s before the end: the host's clock also counted our boot.
+if [ "${LAB_TIMEOUT:-0}" -ge 200 ]; then
+	(sleep $((LAB_TIMEOUT - 100)) && hang_report) </dev/null >/dev/null 2>&1 &
+fi
+
 log "running: $LAB_CMD"
 # The command's output goes to the serial console and to $LAB_OUT/output.
 # Not a plain pipe: background processes the command leaves behind would
