@@ -29,7 +29,7 @@ if [ $rc -ne 0 ]; then
 	[ $rc -eq 2 ] && exit 0
 	lab_finish
 fi
-bar loaded || { lab_fail "$t.barrier-loaded-g$LAB_ID"; lab_finish; }
+bar loaded || { lab_fail "$t.barrier-loaded-g$LAB_ID" "$LAB_BARRIER_WHY"; lab_finish; }
 
 # spec PORT: a spec file for one test (node 0 = guest 1, node 1 = guest 2)
 spec() {

@@ -33,7 +33,7 @@ fi
 if [ "${FLOWS_DELAY_MS:-0}" != 0 ]; then
 	lab_delay_egress "$FLOWS_DELAY_MS" || lab_fail "$t.netem-g$LAB_ID" "could not add the netem delay"
 fi
-lab_barrier loaded 300 || { lab_fail "$t.barrier-loaded-g$LAB_ID"; lab_finish; }
+lab_barrier loaded 300 || { lab_fail "$t.barrier-loaded-g$LAB_ID" "$LAB_BARRIER_WHY"; lab_finish; }
 
 # spec PORT NODES: node i = guest i+1; each test has its own port so no
 # listener is ever reused.

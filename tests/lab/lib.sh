@@ -82,7 +82,13 @@ lab_barrier() {
 		[ "$n" -ge "$LAB_N" ] && return 0
 		sleep 0.2
 	done
-	echo "lab_barrier: '$name' timed out after ${t}s ($n of $LAB_N guests arrived)" >&2
+	local i missing=
+	for i in $(seq 1 "$LAB_N"); do
+		[ -e "$LAB_SHARED/barrier.$name.$i" ] || missing="$missing g$i"
+	done
+	# LAB_BARRIER_WHY: for the caller's FAIL line.
+	LAB_BARRIER_WHY="'$name' timed out after ${t}s ($n of $LAB_N guests arrived; missing:$missing)"
+	echo "lab_barrier: $LAB_BARRIER_WHY" >&2
 	return 1
 }
 
