@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Bounded libFuzzer smoke runs of the wire-core parsers (include/iwarp).
 # Builds tests/fuzz/* with clang (ASan + UBSan + libFuzzer) into
-# $BUILD/fuzz, then runs each target for FUZZ_SECONDS (default 15) from the
-# seed corpus in tests/fuzz/corpus/<target>.  New inputs go to a scratch
+# $BUILD/fuzz, then runs each target for FUZZ_SECONDS (default 15), FUZZ_JOBS
+# (default 2) targets at a time, from the seed corpus in
+# tests/fuzz/corpus/<target>.  New inputs go to a scratch
 # directory, never into the source tree; a crash leaves its input in
 # $BUILD/fuzz/artifacts/.  One PASS/FAIL line per target.
 set -uo pipefail
@@ -26,17 +27,32 @@ fi
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-for t in "${targets[@]}"; do
+# Two targets at a time (FUZZ_JOBS): each keeps its full FUZZ_SECONDS on a
+# core of its own, and the suite takes half the wall time.  Verdicts are
+# printed afterwards in target order.
+fuzz_one() { # target
+	local t=$1
 	mkdir -p "$scratch/$t"
-	log=$out/$t.log
 	# The outer timeout only guards against a hung target.
 	timeout $((seconds + 60)) nice "$out/fuzz_$t" -max_total_time="$seconds" \
 		-timeout=10 -rss_limit_mb=1024 -print_final_stats=1 \
 		-artifact_prefix="$out/artifacts/$t-" \
-		"$scratch/$t" "$top/tests/fuzz/corpus/$t" >"$log" 2>&1
-	rc=$?
+		"$scratch/$t" "$top/tests/fuzz/corpus/$t" >"$out/$t.log" 2>&1
+	echo $? >"$scratch/$t.rc"
+}
+jobs=${FUZZ_JOBS:-2}
+pids=()
+for t in "${targets[@]}"; do
+	fuzz_one "$t" &
+	pids+=($!)
+	if [ ${#pids[@]} -ge "$jobs" ]; then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
+done
+wait
+for t in "${targets[@]}"; do
+	log=$out/$t.log
+	rc=$(cat "$scratch/$t.rc" 2>/dev/null || echo missing)
 	runs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+).*/\1/p' "$log" | tail -1)
-	if [ $rc -eq 0 ] && [ -n "$runs" ] && [ "$runs" -gt 0 ]; then
+	if [ "$rc" = 0 ] && [ -n "$runs" ] && [ "$runs" -gt 0 ]; then
 		echo "fuzz.$t: $runs executions in ${seconds}s, no crash"
 		echo "PASS: fuzz.$t"
 	else
