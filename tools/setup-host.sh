@@ -19,6 +19,8 @@ packages=(
 	# RDMA userspace: libraries, our provider's build deps, test apps
 	rdma-core ibverbs-utils rdmacm-utils perftest libibverbs-dev librdmacm-dev
 	ibverbs-providers strace
+	# kernel RDMA consumers in the lab (tests/suites/66-ulp-nvmeof.sh)
+	nvme-cli fio
 	# captures and dissection
 	tshark wireshark-dev tcpdump
 	# README screenshot of the Wireshark GUI (tests/dissector/screenshot.sh)

@@ -1,0 +1,254 @@
+#!/bin/bash
+# Guest side of tests/suites/66-ulp-nvmeof.sh: NVMe over Fabrics (the
+# kernel's nvmet-rdma target and nvme-rdma host, Debian's nvme-cli and fio)
+# over swiwarp and against upstream siw, in one three-guest boot:
+#   g1  swiwarp, target "t1": namespace 1 a file, namespace 2 null_blk
+#       (memory_backed=1)
+#   g2  swiwarp, host
+#   g3  upstream siw: target "t3" (file namespace) and host
+# Phases, one after the other (the guests meet at barriers):
+#   ss   g2 -> g1  swiwarp <-> swiwarp: fio with crc32c verification on both
+#                  namespaces, sequential and random, 4 KiB..1 MiB, iodepth
+#                  32, two I/O queues; nvme reset during verified I/O;
+#                  disconnect during I/O
+#   siw-host  g3 -> g1  siw host, swiwarp target
+#   siw-tgt   g2 -> g3  swiwarp host, siw target
+# Then every guest takes its targets down and unloads nvme-rdma, nvmet-rdma
+# and its RDMA driver.  Result names: nvmeof/PHASE/CHECK.
+# NVMEOF_MB (default 16) is the size of each fio job in MiB.
+# shellcheck source=tests/lab/lib.sh
+source "$LAB_TOP/tests/lab/lib.sh"
+work=$LAB_OUT/nvmeof
+mkdir -p "$work"
+MB=${NVMEOF_MB:-16}
+cfs=/sys/kernel/config/nvmet
+nqn_of() { echo "nqn.2026-11.org.swiwarp:$1"; }
+hostnqn="nqn.2014-08.org.nvmexpress:uuid:$(cat /proc/sys/kernel/random/uuid)"
+hostid=$(cat /proc/sys/kernel/random/uuid)
+
+drv=swiwarp
+[ "$LAB_ID" = 3 ] && drv=siw
+
+# ------------------------------------------------------------- devices
+if [ $drv = siw ]; then lab_load_siw; else lab_load_swiwarp; fi
+rc=$?
+if [ $rc -ne 0 ]; then
+	lab_fail "nvmeof/load-$drv-g$LAB_ID" "loader returned $rc"
+	lab_barrier loaded 300
+	lab_finish
+fi
+lab_pass "nvmeof/load-$drv-g$LAB_ID"
+# Without multipath every namespace is a child of its controller, so a
+# controller's block devices are easy to find.
+modprobe nvme_core multipath=N
+modprobe -a nvme-rdma nvmet-rdma || lab_fail "nvmeof/modprobe-g$LAB_ID" "nvme-rdma/nvmet-rdma"
+# configfs was mounted at boot only if the module was there already.
+mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
+
+# ------------------------------------------------------------- target
+# target_up NAME NS_PATH...: a subsystem NAME open to any host with one
+# namespace per path (files are buffered: the guest's root is an overlay
+# on tmpfs, which has no O_DIRECT), on an RDMA port at our address:4420.
+target_up() {
+	local name=$1 s n=0 p
+	shift
+	s=$cfs/subsystems/$(nqn_of "$name")
+	mkdir "$s" && echo 1 >"$s/attr_allow_any_host" || return 1
+	for p in "$@"; do
+		n=$((n + 1))
+		mkdir "$s/namespaces/$n" || return 1
+		echo -n "$p" >"$s/namespaces/$n/device_path" || return 1
+		[ -f "$p" ] && { echo 1 >"$s/namespaces/$n/buffered_io" || return 1; }
+		echo 1 >"$s/namespaces/$n/enable" || return 1
+	done
+	mkdir "$cfs/ports/1" &&
+		echo ipv4 >"$cfs/ports/1/addr_adrfam" &&
+		echo rdma >"$cfs/ports/1/addr_trtype" &&
+		echo "$LAB_IP" >"$cfs/ports/1/addr_traddr" &&
+		echo 4420 >"$cfs/ports/1/addr_trsvcid" || return 1
+	ln -s "$s" "$cfs/ports/1/subsystems/$(nqn_of "$name")" || return 1
+	lab_wait_listen 4420 60
+}
+
+# target_down: remove every subsystem, namespace and port again.
+target_down() {
+	local s l
+	for l in "$cfs"/ports/*/subsystems/*; do [ -L "$l" ] && rm "$l"; done
+	for s in "$cfs"/ports/*; do [ -d "$s" ] && rmdir "$s"; done
+	for s in "$cfs"/subsystems/*; do
+		[ -d "$s" ] || continue
+		for l in "$s"/namespaces/*; do
+			[ -d "$l" ] || continue
+			echo 0 >"$l/enable"
+			rmdir "$l"
+		done
+		rmdir "$s"
+	done
+	[ -z "$(ls "$cfs/subsystems" "$cfs/ports" 2>/dev/null)" ]
+}
+
+if [ "$LAB_ID" = 1 ]; then
+	truncate -s 96M /tmp/t1-ns1.img
+	lab_check nvmeof/t1-null_blk modprobe null_blk nr_devices=1 memory_backed=1 gb=1 bs=4096
+	lab_check nvmeof/t1-target-up target_up t1 /tmp/t1-ns1.img /dev/nullb0
+elif [ "$LAB_ID" = 3 ]; then
+	truncate -s 64M /tmp/t3-ns1.img
+	lab_check nvmeof/t3-target-up target_up t3 /tmp/t3-ns1.img
+fi
+lab_barrier targets 300 || lab_fail "nvmeof/barrier-targets-g$LAB_ID"
+
+# ------------------------------------------------------------- host
+ctrl=
+# connect PHASE TARGET_ID NAME NQUEUES: connect, set ctrl to the new
+# controller (nvmeN); its namespaces are /dev/${ctrl}n1...
+connect() {
+	local phase=$1 tid=$2 name=$3 nq=$4 c
+	ctrl=
+	if ! timeout 120 nvme connect -t rdma -a "192.0.2.$tid" -s 4420 -n "$(nqn_of "$name")" \
+		-i "$nq" --hostnqn="$hostnqn" --hostid="$hostid" --ctrl-loss-tmo=60 --reconnect-delay=2 \
+		>"$work/$phase-connect.log" 2>&1; then
+		lab_fail "nvmeof/$phase/connect" "$(tr '\n' ' ' <"$work/$phase-connect.log" | cut -c1-200)"
+		return 1
+	fi
+	for _ in $(seq 100); do
+		for c in /sys/class/nvme/nvme*; do
+			[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$(nqn_of "$name")" ] || continue
+			[ "$(cat "$c/state" 2>/dev/null)" = live ] || continue
+			[ -b "/dev/$(basename "$c")n1" ] && ctrl=$(basename "$c")
+		done
+		[ -n "$ctrl" ] && break
+		sleep 0.2
+	done
+	if [ -z "$ctrl" ]; then
+		lab_fail "nvmeof/$phase/connect" "no live controller with a namespace for $(nqn_of "$name")"
+		return 1
+	fi
+	lab_pass "nvmeof/$phase/connect"
+}
+
+# fio_verify NAME DEV RW BS... : one fio job with crc32c verification of
+# every block it wrote (written, then read back and checked).  Passes
+# NAME if fio exits 0 and reports no error.
+fio_verify() {
+	local name=$1 dev=$2 rw=$3 log
+	shift 3
+	log=$work/${name//\//-}.log
+	timeout 600 fio --name=v --filename="$dev" --rw="$rw" --size="${MB}M" --ioengine=libaio \
+		--direct=1 --iodepth=32 --verify=crc32c --verify_fatal=1 --do_verify=1 \
+		--randrepeat=0 "$@" >"$log" 2>&1
+	local rc=$?
+	if [ $rc -eq 0 ] && ! grep -qiE 'verify: bad|err= *[1-9]|Input/output error' "$log"; then
+		lab_pass "$name"
+	else
+		lab_fail "$name" "fio rc $rc: $(grep -iE -m2 'error|bad|fail' "$log" | tr '\n' ' ' | cut -c1-200)"
+	fi
+}
+
+# disconnect PHASE: nvme disconnect and check the controller is gone.
+disconnect() {
+	local phase=$1
+	if timeout 60 nvme disconnect -n "$(nqn_of "$2")" >"$work/$phase-disconnect.log" 2>&1 &&
+		[ ! -e "/sys/class/nvme/$ctrl" ]; then
+		lab_pass "nvmeof/$phase/disconnect"
+	else
+		lab_fail "nvmeof/$phase/disconnect" "$(tr '\n' ' ' <"$work/$phase-disconnect.log" | cut -c1-200)"
+	fi
+}
+
+# io_queues PHASE MIN: the controller runs at least MIN I/O queues.
+io_queues() {
+	local n
+	n=$(dmesg | grep -o "$ctrl: creating [0-9]* I/O queues" | tail -n1 | grep -o '[0-9]* I/O' | cut -d' ' -f1)
+	if [ "${n:-0}" -ge "$2" ]; then
+		lab_pass "nvmeof/$1/io-queues"
+	else
+		lab_fail "nvmeof/$1/io-queues" "creating ${n:-?} I/O queues, want >= $2"
+	fi
+}
+
+# ---- phase ss: swiwarp host (g2) -> swiwarp target (g1)
+if [ "$LAB_ID" = 2 ] && connect ss 1 t1 4; then
+	io_queues ss 2
+	for ns in 1 2; do
+		d=/dev/${ctrl}n$ns
+		fio_verify "nvmeof/ss/ns$ns-seq-4k" "$d" write --bs=4k
+		fio_verify "nvmeof/ss/ns$ns-seq-1m" "$d" write --bs=1m
+		fio_verify "nvmeof/ss/ns$ns-rand-4k-1m" "$d" randwrite --bsrange=4k-1m --numjobs=2 \
+			--offset_increment="$((MB / 2))M" --size="$((MB / 2))M"
+	done
+
+	# nvme reset while verified I/O runs: requests are requeued over the
+	# reconnected queues and every block still verifies.
+	log=$work/ss-reset-fio.log
+	timeout 600 fio --name=r --filename="/dev/${ctrl}n1" --rw=randwrite --bsrange=4k-256k \
+		--size="${MB}M" --ioengine=libaio --direct=1 --iodepth=32 --verify=crc32c \
+		--verify_fatal=1 --randrepeat=0 --rate=,4m >"$log" 2>&1 &
+	pid=$!
+	sleep 3
+	if timeout 120 nvme reset "/dev/$ctrl" >"$work/ss-reset.log" 2>&1; then
+		lab_pass "nvmeof/ss/reset"
+	else
+		lab_fail "nvmeof/ss/reset" "$(tr '\n' ' ' <"$work/ss-reset.log")"
+	fi
+	wait $pid
+	rc=$?
+	if [ $rc -eq 0 ] && ! grep -qiE 'verify: bad|err= *[1-9]' "$log"; then
+		lab_pass "nvmeof/ss/reset-io-verified"
+	else
+		lab_fail "nvmeof/ss/reset-io-verified" "fio rc $rc: $(grep -iE -m2 'error|bad' "$log" | tr '\n' ' ' | cut -c1-200)"
+	fi
+	fio_verify "nvmeof/ss/after-reset" "/dev/${ctrl}n2" write --bs=128k
+
+	# disconnect while I/O runs: fio may fail its I/O, but the disconnect
+	# completes, the controller goes away and fio ends.
+	timeout 300 fio --name=d --filename="/dev/${ctrl}n2" --rw=randwrite --bs=64k --size="${MB}M" \
+		--ioengine=libaio --direct=1 --iodepth=32 --time_based --runtime=120 \
+		>"$work/ss-disc-fio.log" 2>&1 &
+	pid=$!
+	sleep 3
+	disconnect ss t1
+	t0=$SECONDS
+	wait $pid
+	rc=$?
+	if [ $rc -ne 124 ] && [ $((SECONDS - t0)) -lt 60 ]; then
+		lab_pass "nvmeof/ss/disconnect-io-ends"
+	else
+		lab_fail "nvmeof/ss/disconnect-io-ends" "fio rc $rc after $((SECONDS - t0)) s"
+	fi
+fi
+lab_barrier phase-ss 1800 || lab_fail "nvmeof/barrier-ss-g$LAB_ID"
+
+# ---- phase siw-host: upstream siw host (g3) -> swiwarp target (g1)
+if [ "$LAB_ID" = 3 ] && connect siw-host 1 t1 2; then
+	fio_verify "nvmeof/siw-host/ns1-seq-128k" "/dev/${ctrl}n1" write --bs=128k
+	fio_verify "nvmeof/siw-host/ns2-rand-4k-1m" "/dev/${ctrl}n2" randwrite --bsrange=4k-1m
+	disconnect siw-host t1
+fi
+lab_barrier phase-siw-host 1200 || lab_fail "nvmeof/barrier-siw-host-g$LAB_ID"
+
+# ---- phase siw-tgt: swiwarp host (g2) -> upstream siw target (g3)
+if [ "$LAB_ID" = 2 ]; then
+	# siw's passive side loses an FPDU that arrives right after its MPA
+	# Reply (tests/lab/README.md): delay what the active side sends.
+	lab_delay_egress "${LAB_SIW_CLIENT_DELAY_MS:-100}" || lab_fail "nvmeof/siw-tgt/netem"
+	if connect siw-tgt 3 t3 2; then
+		fio_verify "nvmeof/siw-tgt/ns1-seq-128k" "/dev/${ctrl}n1" write --bs=128k
+		fio_verify "nvmeof/siw-tgt/ns1-rand-4k-1m" "/dev/${ctrl}n1" randwrite --bsrange=4k-1m
+		disconnect siw-tgt t3
+	fi
+fi
+lab_barrier phase-siw-tgt 1200 || lab_fail "nvmeof/barrier-siw-tgt-g$LAB_ID"
+
+# ------------------------------------------------------------- unload
+unload() {
+	target_down || { echo "target_down left: $(ls "$cfs/subsystems" "$cfs/ports")"; return 1; }
+	local m
+	# modprobe -r also drops unused dependencies, so check each one.
+	for m in nvme_rdma nvmet_rdma nvmet nvme_fabrics null_blk; do
+		if [ -e "/sys/module/$m" ]; then modprobe -r "$m" || return 1; fi
+	done
+	rdma link delete "${drv}0" || return 1
+	rmmod "$drv"
+}
+lab_check "nvmeof/unload-g$LAB_ID" unload
+lab_finish
