@@ -27,7 +27,9 @@ fi
 if [ ! -f "$BUILD/siw/siw.ko" ] && ! "$top/tests/lab/build-siw.sh" >"$out/build-siw.log" 2>&1; then
 	fail ulp-nvmeof/build-siw "see $out/build-siw.log"
 fi
-run_lab run -n 3 --timeout "${NVMEOF_TIMEOUT:-1500}" -- \
-	"NVMEOF_MB=${NVMEOF_MB:-16} tests/ulp/nvmeof-guest.sh"
+# SWIWARP_KO (another build of the module, e.g. one without a fix) is
+# handed to the guests, whose lab_load_swiwarp loads it instead.
+run_lab run -n 3 --timeout "${NVMEOF_TIMEOUT:-900}" -- \
+	"${SWIWARP_KO:+SWIWARP_KO=$SWIWARP_KO }NVMEOF_MB=${NVMEOF_MB:-2} tests/ulp/nvmeof-guest.sh"
 echo "ulp-nvmeof took $((SECONDS - t0)) s"
 [ $fails -eq 0 ]
