@@ -1,14 +1,19 @@
 #!/bin/bash
 # swiwarp data path in lab guests, two boots (guest side:
 # tests/swiwarp/data-scenario.sh, content checker: tests/swiwarp/data-verify.c):
-#   pair     swiwarp <-> swiwarp: data-verify (multi-SGE, multi-FPDU Send,
+#   pair     swiwarp on 6.1 (guest 1) <-> swiwarp on 6.12 (guest 2),
+#            names "g1-6.1,g2-6.12/..." (6.1 on both without a 6.12 image):
+#            data-verify (multi-SGE, multi-FPDU Send,
 #            Write and Read content), rping -v -V 60 KB and 33333 B in both
 #            roles, ib_read_bw -R 64 KiB with -q 1 and -q 2; the capture is
 #            checked: no FPDU larger than the connection's MSS; then
 #            zero-copy Sends/Writes (64 KB - 4 MB) through 2% loss with the
-#            sender poisoning each buffer as soon as it completes
-#   interop  upstream siw (guest 1) <-> swiwarp (guest 2): data-verify and
-#            rping 60 KB with either side as server, ib_read_bw -R both ways
+#            sender (guest 2: the 6.12 ubuf_info path) poisoning each
+#            buffer as soon as it completes
+#   interop  upstream siw (guest 1) <-> swiwarp (guest 2), both on 6.1:
+#            data-verify and rping 60 KB with either side as server,
+#            ib_read_bw -R both ways (Documentation/lab.md "Kernels":
+#            what runs on 6.12)
 # The lab's dmesg scanner fails a run on any kernel warning or lockup.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -18,9 +23,13 @@ source "$top/tests/swiwarp/suite-lib.sh"
 swiwarp_suite_start swiwarp-data "${DATA_OUT:-$BUILD/lab/suite-data}" || exit 0
 
 build_data_verify || exit 1
+mixed_kernels || exit 1
 
 pcap=$out/pair.pcap
-run_lab pair -n 2 --capture "$pcap" --timeout 1500 -- "$scen" pair "$verify"
+# No siw in this boot: lab run need not build it for 6.12 (about 100 s in
+# a clean tree, as in CI).
+LAB_NO_SIW=1 run_lab pair -n 2 --kernel "$kmix" --capture "$pcap" --timeout 1500 \
+	-- LAB_RESULT_PREFIX="$ktag" "$scen" pair "$verify"
 
 # FPDU size on the wire: every MPA FPDU (length field, ULPDU, pad, CRC)
 # must fit the sender's effective MSS (RFC 5044 MULPDU): the peer's SYN
@@ -41,22 +50,22 @@ fpdu_mss_check() {
 			END { print max + 0, n + 0 }')
 	read -r fmax fcount <<<"$maxf"
 	if [ "${syn:-0}" -le 0 ] || [ "${fcount:-0}" -eq 0 ]; then
-		fail swiwarp-data/fpdu-mss "capture has no SYN MSS ($syn) or no CRC-checked MPA FPDUs ($fcount)"
+		fail "swiwarp-data/${ktag}fpdu-mss" "capture has no SYN MSS ($syn) or no CRC-checked MPA FPDUs ($fcount)"
 	elif [ "$fmax" -gt "$syn" ]; then
-		fail swiwarp-data/fpdu-mss "largest FPDU $fmax octets > effective MSS $syn ($fcount FPDUs)"
+		fail "swiwarp-data/${ktag}fpdu-mss" "largest FPDU $fmax octets > effective MSS $syn ($fcount FPDUs)"
 	elif [ "$fmax" -lt $((syn - 8)) ]; then
 		# Bulk transfers must fill segments; much smaller means MULPDU is
 		# computed from something else than the MSS.
-		fail swiwarp-data/fpdu-mss "largest FPDU $fmax octets, far below the effective MSS $syn"
+		fail "swiwarp-data/${ktag}fpdu-mss" "largest FPDU $fmax octets, far below the effective MSS $syn"
 	else
-		pass swiwarp-data/fpdu-mss
+		pass "swiwarp-data/${ktag}fpdu-mss"
 		echo "  largest FPDU $fmax octets, effective MSS $syn, $fcount FPDUs with good CRC"
 		return 0
 	fi
 	return 1
 }
 if [ ! -s "$pcap" ]; then
-	fail swiwarp-data/fpdu-mss "no capture at $pcap"
+	fail "swiwarp-data/${ktag}fpdu-mss" "no capture at $pcap"
 elif fpdu_mss_check; then
 	rm -f "$pcap"	# large; kept only when the check failed
 fi
