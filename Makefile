@@ -14,7 +14,7 @@ MULTIARCH := x86_64-linux-gnu
 
 export BUILD
 
-.PHONY: all setup kernel userspace install deb check demo bench soak clean lab-shell
+.PHONY: all setup kernel userspace install deb check demo bench soak tidy clean lab-shell
 
 all: setup kernel userspace
 
@@ -57,6 +57,11 @@ bench: all
 # The long load test (issue 8); `make check` runs a short version of it.
 soak: all
 	@tests/soak/run.sh
+
+# clang-format and clang-tidy on the userspace C++ (tools/style.sh); make
+# check runs only the clang-format half (suite 12-style).
+tidy: userspace
+	@tools/style.sh --tidy $(BUILD)
 
 # A shell in a lab guest with the module and the checkout available.
 lab-shell: all
