@@ -48,23 +48,38 @@ rdma_cm_event_type wait_cm(rdma_event_channel *ch, Deadline deadline, int &statu
 	}
 }
 
+// A new rdma_cm id in the TCP port space (the one iWARP uses), owned.
+CmIdPtr create_tcp_id(rdma_event_channel *ch)
+{
+	rdma_cm_id *raw = nullptr;
+	if (rdma_create_id(ch, &raw, nullptr, RDMA_PS_TCP))
+		fail_sys("rdma_create_id", errno);
+	return CmIdPtr(raw);
+}
+
+// host:port resolved for rdma_cm, as a local address to bind to (passive)
+// or a peer to reach; throws Error(errc, what) when it does not resolve.
+AddrInfoPtr resolve_tcp(const std::string &host, uint16_t port, bool passive, Errc errc, const std::string &what)
+{
+	rdma_addrinfo hints{};
+	rdma_addrinfo *res = nullptr;
+	hints.ai_flags = passive ? RAI_PASSIVE : 0;
+	hints.ai_port_space = RDMA_PS_TCP;
+	std::string service = std::to_string(port);
+	int rc = rdma_getaddrinfo(host.c_str(), service.c_str(), &hints, &res);
+	AddrInfoPtr info(res);
+	if (rc || !info)
+		throw Error(errc, what);
+	return info;
+}
+
 } // namespace
 
 void Runtime::listen(const NodeAddress &me)
 {
-	rdma_cm_id *raw = nullptr;
-	if (rdma_create_id(ech_.get(), &raw, nullptr, RDMA_PS_TCP))
-		fail_sys("rdma_create_id", errno);
-	listen_id_.reset(raw);
-	rdma_addrinfo hints{};
-	rdma_addrinfo *res = nullptr;
-	hints.ai_flags = RAI_PASSIVE;
-	hints.ai_port_space = RDMA_PS_TCP;
-	std::string port = std::to_string(me.port);
-	int rc = rdma_getaddrinfo(me.host.c_str(), port.c_str(), &hints, &res);
-	AddrInfoPtr info(res);
-	if (rc || !info)
-		throw Error(Errc::spec_error, "cannot resolve own address " + me.host);
+	listen_id_ = create_tcp_id(ech_.get());
+	AddrInfoPtr info =
+	        resolve_tcp(me.host, me.port, true, Errc::spec_error, "cannot resolve own address " + me.host);
 	if (rdma_bind_addr(listen_id_.get(), info->ai_src_addr))
 		fail_sys("cannot bind " + node_desc(me) + " (is another process running as node " +
 		                 std::to_string(me.id) + "?)",
@@ -91,21 +106,9 @@ std::shared_ptr<Conn> Runtime::connect(const NodeAddress &a)
 		fail_sys("rdma_create_event_channel", errno);
 	try {
 		// declared after ch: destroyed before it if anything throws
-		CmIdPtr cid;
-		{
-			rdma_cm_id *raw = nullptr;
-			if (rdma_create_id(ch.get(), &raw, nullptr, RDMA_PS_TCP))
-				fail_sys("rdma_create_id", errno);
-			cid.reset(raw);
-		}
-		rdma_addrinfo hints{};
-		rdma_addrinfo *res = nullptr;
-		hints.ai_port_space = RDMA_PS_TCP;
-		std::string port = std::to_string(a.port);
-		int grc = rdma_getaddrinfo(a.host.c_str(), port.c_str(), &hints, &res);
-		AddrInfoPtr info(res);
-		if (grc || !info)
-			throw Error(Errc::unreachable, c->desc() + ": cannot resolve " + a.host);
+		CmIdPtr cid = create_tcp_id(ch.get());
+		AddrInfoPtr info =
+		        resolve_tcp(a.host, a.port, false, Errc::unreachable, c->desc() + ": cannot resolve " + a.host);
 		int rc = rdma_resolve_addr(cid.get(), nullptr, info->ai_dst_addr, 2000);
 		int err = errno;
 		info.reset();

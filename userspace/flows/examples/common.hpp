@@ -129,4 +129,24 @@ template <class F> int run_local(int nodes, F run_node)
 	return *std::max_element(rcs.begin(), rcs.end());
 }
 
+// The main() of an application whose node logic is run_node(transport):
+// with --local 1 every node runs as a thread (run_local); otherwise this
+// process is the DPI node --id of --spec.  A node that cannot start, or
+// whose logic throws, is a FAIL line for tag and exit status 1.
+template <class F>
+int run_app(const std::map<std::string, std::string> &args, int nodes, const std::string &tag, F run_node)
+{
+	if (num(args, "local", 0))
+		return run_local(nodes, run_node);
+	try {
+		auto node = start_node(args);
+		int rc = run_node(dpi::flow::dpi_transport(node));
+		node->shutdown();
+		return rc;
+	} catch (const std::exception &e) {
+		result(false, tag, std::string("node error: ") + e.what());
+		return 1;
+	}
+}
+
 } // namespace flowapp

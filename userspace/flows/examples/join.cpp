@@ -214,15 +214,7 @@ int main(int argc, char **argv)
 	      static_cast<uint64_t>(num(args, "seed", 1)),     {}};
 	g.init();
 	std::string p = opt(args, "prefix", "j");
-	if (num(args, "local", 0))
-		return flowapp::run_local(nodes, [&](auto tr) { return run(tr, nodes, g, tag, p, false); });
-	try {
-		auto node = flowapp::start_node(args);
-		int rc = run(dpi_transport(node), nodes, g, tag, p, num(args, "warmup", 0) != 0);
-		node->shutdown();
-		return rc;
-	} catch (const std::exception &e) {
-		flowapp::result(false, tag, std::string("node error: ") + e.what());
-		return 1;
-	}
+	// A warm-up round only measures something on a real network.
+	bool warmup = num(args, "local", 0) == 0 && num(args, "warmup", 0) != 0;
+	return flowapp::run_app(args, nodes, tag, [&](auto tr) { return run(tr, nodes, g, tag, p, warmup); });
 }

@@ -147,15 +147,5 @@ int main(int argc, char **argv)
 	std::string tag = opt(args, "name", "flows.ps");
 	auto params = static_cast<uint64_t>(num(args, "params", 1000));
 	int rounds = static_cast<int>(num(args, "rounds", 3));
-	if (num(args, "local", 0))
-		return flowapp::run_local(nodes, [&](auto tr) { return run(tr, nodes, params, rounds, tag); });
-	try {
-		auto node = flowapp::start_node(args);
-		int rc = run(dpi_transport(node), nodes, params, rounds, tag);
-		node->shutdown();
-		return rc;
-	} catch (const std::exception &e) {
-		flowapp::result(false, tag, std::string("node error: ") + e.what());
-		return 1;
-	}
+	return flowapp::run_app(args, nodes, tag, [&](auto tr) { return run(tr, nodes, params, rounds, tag); });
 }

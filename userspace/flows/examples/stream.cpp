@@ -140,15 +140,5 @@ int main(int argc, char **argv)
 	auto n = static_cast<uint64_t>(num(args, "events", 100000));
 	auto keys = static_cast<uint64_t>(num(args, "keys", 20000));
 	auto cap = static_cast<size_t>(num(args, "capacity", 4096));
-	if (num(args, "local", 0))
-		return flowapp::run_local(nodes, [&](auto tr) { return run(tr, nodes, n, keys, cap, tag); });
-	try {
-		auto node = flowapp::start_node(args);
-		int rc = run(dpi_transport(node), nodes, n, keys, cap, tag);
-		node->shutdown();
-		return rc;
-	} catch (const std::exception &e) {
-		flowapp::result(false, tag, std::string("node error: ") + e.what());
-		return 1;
-	}
+	return flowapp::run_app(args, nodes, tag, [&](auto tr) { return run(tr, nodes, n, keys, cap, tag); });
 }
