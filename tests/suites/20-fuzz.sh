@@ -40,14 +40,9 @@ fuzz_one() { # target
 		"$scratch/$t" "$top/tests/fuzz/corpus/$t" >"$out/$t.log" 2>&1
 	echo $? >"$scratch/$t.rc"
 }
-jobs=${FUZZ_JOBS:-2}
-pids=()
-for t in "${targets[@]}"; do
-	fuzz_one "$t" &
-	pids+=($!)
-	if [ ${#pids[@]} -ge "$jobs" ]; then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
-done
-wait
+export -f fuzz_one
+export out scratch seconds top
+printf '%s\n' "${targets[@]}" | xargs -r -n 1 -P "${FUZZ_JOBS:-2}" bash -c 'fuzz_one "$1"' _
 for t in "${targets[@]}"; do
 	log=$out/$t.log
 	rc=$(cat "$scratch/$t.rc" 2>/dev/null || echo missing)

@@ -20,8 +20,9 @@ for b in nvme fio; do
 		exit 0
 	fi
 done
-if [ ! -f "/lib/modules/${LAB_KVER:-6.1.0-56-amd64}/kernel/drivers/nvme/target/nvmet-rdma.ko" ]; then
-	skip ulp-nvmeof/lab "the lab kernel has no nvmet-rdma"
+kver=$("$top/tools/kernels.sh" resolve "${LAB_KVER:-default}") || kver=unknown
+if [ ! -f "/lib/modules/$kver/kernel/drivers/nvme/target/nvmet-rdma.ko" ]; then
+	skip ulp-nvmeof/lab "the lab kernel ($kver) has no nvmet-rdma"
 	exit 0
 fi
 if [ ! -f "$BUILD/siw/siw.ko" ] && ! "$top/tests/lab/build-siw.sh" >"$out/build-siw.log" 2>&1; then
