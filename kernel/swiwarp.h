@@ -103,6 +103,7 @@ enum swiwarp_mem_type {
 struct swiwarp_mem {
 	struct kref ref;
 	struct rcu_head rcu;
+	struct work_struct free_work;	/* last put in atomic context */
 	struct swiwarp_dev *sdev;
 	void *pd;		/* identity only, never dereferenced */
 	u32 stag;

@@ -279,6 +279,8 @@ void swiwarp_dealloc_driver(struct ib_device *ibdev)
 
 	swiwarp_cm_dev_cleanup(sdev);
 	cancel_work_sync(&sdev->netdev_down);
+	/* MRs whose last reference went in atomic context (swiwarp_mem.c) */
+	flush_workqueue(swiwarp_tx_wq);
 	WARN_ON(!xa_empty(&sdev->qp_xa));
 	WARN_ON(!xa_empty(&sdev->mem_xa));
 	xa_destroy(&sdev->qp_xa);

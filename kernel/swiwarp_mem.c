@@ -34,15 +34,40 @@ int swiwarp_mem_add(struct swiwarp_dev *sdev, struct swiwarp_mem *mem,
 	return 0;
 }
 
-static void swiwarp_mem_free(struct kref *ref)
+static void swiwarp_mem_destroy(struct swiwarp_mem *mem)
 {
-	struct swiwarp_mem *mem = container_of(ref, struct swiwarp_mem, ref);
-
 	if (mem->umem)
 		ib_umem_release(mem->umem);
 	kvfree(mem->pages);
 	kfree(mem->pbl);
 	kfree_rcu(mem, rcu);
+}
+
+static void swiwarp_mem_free_work(struct work_struct *work)
+{
+	swiwarp_mem_destroy(container_of(work, struct swiwarp_mem, free_work));
+}
+
+/*
+ * The last reference can go in softirq or under a spinlock: the RX engine
+ * holds one on a receive buffer's or tagged sink's MR until the
+ * completion, and the consumer may deregister the MR meanwhile.  Releasing
+ * a umem unpins its pages with set_page_dirty_lock(), which sleeps on a
+ * contended page lock, and kvfree() of a vmalloc'ed page array may sleep
+ * too; so in atomic context the release goes to a work item.  Those run on
+ * swiwarp_tx_wq, which swiwarp_dealloc_driver() flushes before the device
+ * (which ib_umem_release() still looks at) goes away.
+ */
+static void swiwarp_mem_free(struct kref *ref)
+{
+	struct swiwarp_mem *mem = container_of(ref, struct swiwarp_mem, ref);
+
+	if (preemptible()) {
+		swiwarp_mem_destroy(mem);
+		return;
+	}
+	INIT_WORK(&mem->free_work, swiwarp_mem_free_work);
+	queue_work(swiwarp_tx_wq, &mem->free_work);
 }
 
 void swiwarp_mem_put(struct swiwarp_mem *mem)
