@@ -14,14 +14,17 @@
 #   build_data_verify: compile tests/swiwarp/data-verify.c into
 #     $out/data-verify and set verify to it; FAILs NAME/build-verify and
 #     returns 1 if it does not build.
-#   mixed_kernels: for a 2-guest boot with guest 1 on Debian 12's 6.1 and
-#     guest 2 on Debian 13's 6.12 (issue 16: 6.12 coverage inside boots make
-#     check already has).  Sets kmix (the `lab run --kernel` value) and ktag
-#     (a LAB_RESULT_PREFIX naming both, "g1-6.1,g2-6.12/").  Without a 6.12
-#     image both guests run the default kernel, ktag is "" and it prints
-#     "SKIP: NAME/k612 why"; FAILs NAME/k612-module and returns 1 when 6.12
-#     is installed but swiwarp.ko was not built for it.  LAB_KVER set by
-#     the caller wins: every guest boots it, ktag is "".
+#   mixed_kernels [SERIES,...]: kernels for a boot with guests on different
+#     kernels (issue 16: 6.12 coverage inside boots make check already has).
+#     Guest I boots the I-th series of the list (the last one repeating),
+#     default "6.1,6.12": guest 1 on Debian 12's 6.1, guest 2 on Debian
+#     13's 6.12.  Sets kmix (the `lab run --kernel` value) and ktag (a
+#     LAB_RESULT_PREFIX naming each guest's series, "g1-6.1,g2-6.12/").
+#     Without an image of a series every guest runs the default kernel,
+#     ktag is "" and it prints "SKIP: NAME/k612 why"; FAILs NAME/k612-module
+#     and returns 1 when a non-default kernel is installed but swiwarp.ko
+#     was not built for it.  LAB_KVER set by the caller wins: every guest
+#     boots it, ktag is "".
 export BUILD=${BUILD:-$top/build}
 lab=$top/tests/lab/lab
 fails=0
@@ -77,24 +80,29 @@ build_data_verify() {
 
 # shellcheck disable=SC2034 # kmix and ktag are for the caller
 mixed_kernels() {
-	local k61 k612
+	local want=${1:-6.1,6.12} s rel def list= tag= i=0
+	local -a series
 	kmix=${LAB_KVER:-default} ktag=
 	if [ -n "${LAB_KVER:-}" ]; then
-		echo "  LAB_KVER=$LAB_KVER: every guest on it, no mixed pair"
+		echo "  LAB_KVER=$LAB_KVER: every guest on it, no mixed kernels"
 		return 0
 	fi
-	if ! k612=$("$top/tools/kernels.sh" resolve 6.12 2>&1); then
-		skip "$suite/k612" "(no Debian 6.12 kernel installed, both guests on the default kernel: $k612)"
-		return 0
-	fi
-	if ! k61=$("$top/tools/kernels.sh" resolve 6.1 2>&1); then
-		skip "$suite/k612" "(no Debian 6.1 kernel installed, both guests on the default kernel: $k61)"
-		return 0
-	fi
-	if [ ! -f "$BUILD/kernel/$k612/kernel/swiwarp.ko" ]; then
-		fail "$suite/k612-module" "swiwarp.ko for $k612 not built ($BUILD/kernel/$k612/kernel/swiwarp.ko; make kernel)"
-		return 1
-	fi
-	kmix=$k61,$k612 ktag=g1-6.1,g2-6.12/
-	echo "  guest 1 on $k61, guest 2 on $k612 (names start with $ktag)"
+	def=$("$top/tools/kernels.sh" default 2>/dev/null)
+	IFS=, read -ra series <<<"$want"
+	for s in "${series[@]}"; do
+		i=$((i + 1))
+		if ! rel=$("$top/tools/kernels.sh" resolve "$s" 2>&1); then
+			skip "$suite/k612" "(no Debian $s kernel installed, every guest on the default kernel: $rel)"
+			return 0
+		fi
+		# kernel/swiwarp.ko is the default kernel's; the others are built
+		# into $BUILD/kernel/RELEASE (make kernel).
+		if [ "$rel" != "$def" ] && [ ! -f "$BUILD/kernel/$rel/kernel/swiwarp.ko" ]; then
+			fail "$suite/k612-module" "swiwarp.ko for $rel not built ($BUILD/kernel/$rel/kernel/swiwarp.ko; make kernel)"
+			return 1
+		fi
+		list+=${list:+,}$rel tag+=${tag:+,}g$i-$s
+	done
+	kmix=$list ktag=$tag/
+	echo "  guests on $kmix (names start with $ktag)"
 }
