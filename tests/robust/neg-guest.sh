@@ -26,7 +26,9 @@ lab_verbs_up "$dev" "$p" "$neg" || exit 0
 # siw logs no Terminates: no kernel-log checks there
 noterm=0
 [ "$dev" = siw ] && noterm=1
-rename() { sed -e "s/robust\.neg\./$p./"; }
+# rename: robust-neg's own result lines under this run's names, with
+# $LAB_RESULT_PREFIX in front as lab_pass puts it
+rename() { sed -e "s/robust\.neg\./$p./" -e "s#^\(PASS\|FAIL\|SKIP\): #&${LAB_RESULT_PREFIX:-}#"; }
 # [norun] known bugs "neg.CASE" are left out (they take the guest down)
 skip=
 if [ "${ROBUST_STRICT:-0}" != 1 ] && [ -f "$LAB_TOP/tests/robust/known-bugs" ]; then

@@ -9,6 +9,11 @@
 # as an unprivileged user and registrations that must fail, and a clean
 # rmmod.  NEG_DEV=siw runs the same on upstream siw; NEG_BIG=1 adds the
 # 1 GiB MR (slow under TCG, not in make check).
+# With swiwarp, guest 2 (the robust-neg client: the Terminates it draws,
+# flushes, full queues, CQ overflow, and alone the MR sizes and the
+# registrations that must fail) boots Debian 13's 6.12 and guest 1 (the
+# target server) 6.1; the names start with "g1-6.1,g2-6.12/"
+# (Documentation/lab.md "Kernels").  NEG_DEV=siw keeps both on 6.1.
 set -uo pipefail
 top=${SWIWARP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 export BUILD=${BUILD:-$top/build} SWIWARP_TOP=$top
@@ -25,6 +30,7 @@ done
 # poisoned mutex) instead of passing silently.  One cache only: the rest
 # of the kernel runs at full speed.
 t0=$(date +%s)
+robust_mixed robust.neg "${NEG_DEV:-swiwarp}" || exit 0
 LAB_APPEND="slub_debug=FZP,kmalloc-2k${LAB_APPEND:+ $LAB_APPEND}" \
 	robust_lab robust-neg "${NEG_TIMEOUT:-900}" 2560 "${cmd}tests/robust/neg-guest.sh"
 echo "80-robust-neg: $(($(date +%s) - t0)) s"
