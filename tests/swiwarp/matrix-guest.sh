@@ -48,100 +48,10 @@ set_param() {
 	[ -w "$params/$1" ] && echo "$2" >"$params/$1"
 }
 
-# check_rping LOG COUNT SIZE PREFIX: print why it is wrong, or nothing.
-check_rping() {
-	awk -v n="$2" -v sz="$3" -v pre="$4" '
-		/[Ee]rror|mismatch/ { print "rping said: " $0; bad = 1; exit }
-		index($0, pre) == 1 {
-			s = substr($0, length(pre) + 1)
-			if (index(s, "rdma-ping-" k + 0 ": ") != 1) { print "ping " k + 0 " missing or out of order"; bad = 1; exit }
-			if (length(s) != sz - 1) { print "ping " k + 0 ": " length(s) + 1 " bytes, want " sz; bad = 1; exit }
-			k++
-		}
-		END { if (!bad && k != n) print "saw " k + 0 " pings, want " n }' "$1"
-}
-
-# check_perf LOG: a result line with a positive number in column 4 (BW
-# average; t_max for latency tests).
-check_perf() {
-	awk '$1 ~ /^[0-9]+$/ && NF >= 5 && $4 + 0 > 0 { ok = 1 } END { if (!ok) print "no result line" }' "$1"
-}
-
-# step NAME SERVER_ID PORT KIND 'SERVER ARGS' 'CLIENT ARGS'
-#   KIND: rping:COUNT:SIZE | perf | plain | reject (the client must see
-#   its connection refused; the server never gets a request and is
-#   stopped by a short timeout).  The server runs on guest
-#   SERVER_ID, the client on the other.  The client's result line is the
-#   step's; the server's status is folded into it.
-step() {
-	local name=$1 sid=$2 port=$3 kind=$4 sargs=$5 cargs=$6
-	local cid=$((3 - sid)) tag pid rc srv why="" t=$T
-	step_no=$((step_no + 1))
-	[ "$kind" = reject ] && t=25
-	tag=s$step_no
-	if [ "$LAB_ID" = "$sid" ]; then
-		rm -f "$LAB_SHARED/$tag.srv"
-		# shellcheck disable=SC2086
-		# stderr apart: rping's block-buffered stdout would otherwise
-		# get its DISCONNECT message in the middle of a long ping line.
-		timeout "$t" $sargs >"$LAB_SHARED/$tag-server.log" 2>"$LAB_SHARED/$tag-server.err" &
-		pid=$!
-		lab_wait_listen "$port" 30 || true
-	fi
-	lab_barrier "$tag-listen" 200
-	if [ "$LAB_ID" = "$cid" ]; then
-		# shellcheck disable=SC2086
-		timeout "$T" $cargs >"$work/$tag-client.log" 2>"$work/$tag-client.err"
-		rc=$?
-		if [ "$kind" = reject ]; then
-			if [ $rc -eq 0 ] || ! grep -q REJECTED "$work/$tag-client.log" "$work/$tag-client.err"; then
-				why="client exit $rc, want a refused connection: $(cat "$work/$tag-client.log" "$work/$tag-client.err" | tail -n 2 | tr '\n' ' ' | cut -c1-150)"
-			fi
-		elif [ "$kind" = siwrev1 ]; then
-			:	# judged below, with the server's status
-		elif [ $rc -ne 0 ]; then
-			why="client exit $rc: $(cat "$work/$tag-client.log" "$work/$tag-client.err" | grep -v 'ping data' | tail -n 2 | tr '\n' ' ' | cut -c1-150)"
-		fi
-	fi
-	if [ "$LAB_ID" = "$sid" ] && [ "$kind" != reject ]; then
-		wait "$pid"
-		echo $? >"$LAB_SHARED/$tag.srv"
-	fi
-	lab_barrier "$tag-done" 200
-	if [ "$LAB_ID" = "$sid" ] && [ "$kind" = reject ]; then
-		kill "$pid" 2>/dev/null
-		wait "$pid"
-	fi
-	if [ "$LAB_ID" = "$cid" ]; then
-		srv=$(cat "$LAB_SHARED/$tag.srv" 2>/dev/null || echo missing)
-		if [ "$kind" = siwrev1 ]; then
-			# The documented failure: the server's RDMA Read is
-			# refused at post time (QP ORD 0).
-			if [ $rc -eq 0 ] && [ "$srv" = 0 ]; then
-				why="siw<->siw MPA rev 1 worked (client and server exit 0): the documented siw bug is not there, so the interop SKIP of wire/mpa-rev1-g1-serves is wrong"
-			elif ! grep -q 'post send error' "$LAB_SHARED/$tag-server.err" "$LAB_SHARED/$tag-server.log"; then
-				why="failed, but not as documented (no 'post send error' from the rping server; client exit $rc, server exit $srv): $(cat "$LAB_SHARED/$tag-server.log" "$LAB_SHARED/$tag-server.err" | grep -v 'ping data' | tail -n 2 | tr '\n' ' ' | cut -c1-150)"
-			fi
-			kind=plain srv=0
-		fi
-		[ -z "$why" ] && [ "$srv" != 0 ] && [ "$kind" != reject ] &&
-			why="server exit $srv: $(cat "$LAB_SHARED/$tag-server.log" "$LAB_SHARED/$tag-server.err" | grep -v 'ping data' | tail -n 2 | tr '\n' ' ' | cut -c1-150)"
-		if [ -z "$why" ]; then
-			case $kind in
-			rping:*)
-				IFS=: read -r _ n sz <<<"$kind"
-				why=$(check_rping "$work/$tag-client.log" "$n" "$sz" "ping data: ")
-				[ -z "$why" ] && why=$(check_rping "$LAB_SHARED/$tag-server.log" "$n" "$sz" "server ping data: ")
-				;;
-			perf)
-				why=$(check_perf "$work/$tag-client.log")
-				;;
-			esac
-		fi
-		if [ -z "$why" ]; then lab_pass "matrix/$mode/$name"
-		else lab_fail "matrix/$mode/$name" "$why"; fi
-	fi
-}
+step_prefix=matrix/$mode
+# check_rping, check_perf and step
+# shellcheck source=tests/swiwarp/guest-steps.sh
+source "$LAB_TOP/tests/swiwarp/guest-steps.sh"
 
 # known NAME WHY: a known bug owned elsewhere; SKIP unless MATRIX_STRICT=1.
 # Returns 0 when the caller should run the step.
