@@ -24,9 +24,11 @@
  * requests iw_cm never answers" below).
  */
 
+#include <linux/inetdevice.h>
 #include <linux/net.h>
 #include <linux/slab.h>
 #include <linux/tcp.h>
+#include <net/addrconf.h>
 #include <net/ipv6.h>
 #include <net/tcp.h>
 
@@ -64,6 +66,8 @@ struct swiwarp_cep {
 	struct list_head child;		/* on listener->children */
 	struct list_head children;	/* listener: not yet accepted */
 	struct list_head req_item;	/* on swiwarp_cm_reqs */
+	struct list_head lnode;		/* listener: on its swiwarp_listen */
+	struct sockaddr_storage laddr;	/* listener: bound to */
 	struct work_struct work;
 	struct delayed_work timeout;
 	unsigned long events;
@@ -156,6 +160,7 @@ static struct swiwarp_cep *swiwarp_cep_new(struct swiwarp_dev *sdev)
 	INIT_LIST_HEAD(&cep->child);
 	INIT_LIST_HEAD(&cep->children);
 	INIT_LIST_HEAD(&cep->req_item);
+	INIT_LIST_HEAD(&cep->lnode);
 	INIT_WORK(&cep->work, swiwarp_cep_work);
 	INIT_DELAYED_WORK(&cep->timeout, swiwarp_cep_timeout);
 	return cep;
@@ -1366,42 +1371,182 @@ int swiwarp_reject(struct iw_cm_id *id, const void *pdata, u8 plen)
 	return 0;
 }
 
-int swiwarp_create_listen(struct iw_cm_id *id, int backlog)
+/* ----------------------------------------------------------- listening */
+
+/*
+ * rdma_cm hands a wildcard listen (any address) to every iWARP device
+ * with the same address and port.  One socket bound to the wildcard
+ * address per device collides with the next device's (EADDRINUSE) as
+ * soon as a host has two swiwarp devices.  A wildcard listen therefore
+ * binds one socket to each address of the device's own netdev, so that
+ * a connection arrives on the device whose netdev owns the address it
+ * was made to, and it follows addresses added and removed while it is
+ * up (inet and inet6 address notifiers).  A listen on one address has
+ * that one socket, as before.
+ *
+ * id->provider_data of a listening cm_id is its swiwarp_listen.  Every
+ * listening cep holds a reference on the cm_id; swiwarp_listen_mutex
+ * serialises the list of wildcard listens and each listen's ceps.
+ */
+struct swiwarp_listen {
+	struct iw_cm_id *cm_id;
+	struct swiwarp_dev *sdev;
+	struct sockaddr_storage addr;	/* as requested (family, port) */
+	int backlog;
+	bool wildcard;
+	bool afonly;
+	struct list_head ceps;		/* listening ceps, on cep->lnode */
+	struct list_head item;		/* wildcard: on swiwarp_listens */
+};
+
+static LIST_HEAD(swiwarp_listens);
+static DEFINE_MUTEX(swiwarp_listen_mutex);
+
+/* More addresses than this on one netdev are not listened on. */
+#define SWIWARP_LISTEN_MAX_ADDRS 64
+
+static bool swiwarp_addr_is_any(const struct sockaddr_storage *ss)
 {
-	struct swiwarp_dev *sdev = to_sdev(id->device);
-	struct sockaddr_storage *laddr = &id->m_local_addr;
+	if (ss->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)ss)->sin_addr.s_addr ==
+			htonl(INADDR_ANY);
+	return ipv6_addr_any(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+}
+
+/* Same address (and IPv6 scope); the port is the listen's for all. */
+static bool swiwarp_addr_same(const struct sockaddr_storage *a,
+			      const struct sockaddr_storage *b)
+{
+	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)a;
+	const struct sockaddr_in6 *b6 = (const struct sockaddr_in6 *)b;
+
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+			((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return ipv6_addr_equal(&a6->sin6_addr, &b6->sin6_addr) &&
+		a6->sin6_scope_id == b6->sin6_scope_id;
+}
+
+static __be16 swiwarp_addr_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)ss)->sin_port;
+	return ((const struct sockaddr_in6 *)ss)->sin6_port;
+}
+
+/*
+ * The addresses a wildcard listen of family l->addr.ss_family binds on
+ * the device's netdev: IPv4 for AF_INET; IPv6 for AF_INET6, plus IPv4 as
+ * v4-mapped addresses unless the listen is IPv6-only (what a wildcard
+ * AF_INET6 socket would have accepted).  Link-local IPv6 addresses carry
+ * the netdev as scope.
+ */
+static int swiwarp_listen_addrs(const struct swiwarp_listen *l,
+				struct sockaddr_storage *a, int max)
+{
+	struct net_device *nd = l->sdev->netdev;
+	sa_family_t family = l->addr.ss_family;
+	__be16 port = swiwarp_addr_port(&l->addr);
+	struct inet6_dev *idev;
+	struct in_device *in_dev;
+	int n = 0;
+
+	rcu_read_lock();
+	in_dev = __in_dev_get_rcu(nd);
+	if (in_dev && (family == AF_INET || !l->afonly)) {
+		const struct in_ifaddr *ifa;
+
+		in_dev_for_each_ifa_rcu(ifa, in_dev) {
+			if (n == max)
+				break;
+			if (family == AF_INET) {
+				struct sockaddr_in *s4 = (void *)&a[n++];
+
+				s4->sin_family = AF_INET;
+				s4->sin_port = port;
+				s4->sin_addr.s_addr = ifa->ifa_local;
+			} else {
+				struct sockaddr_in6 *s6 = (void *)&a[n++];
+
+				s6->sin6_family = AF_INET6;
+				s6->sin6_port = port;
+				ipv6_addr_set_v4mapped(ifa->ifa_local,
+						       &s6->sin6_addr);
+			}
+		}
+	}
+	idev = family == AF_INET6 ? __in6_dev_get(nd) : NULL;
+	if (idev) {
+		const struct inet6_ifaddr *ifp;
+
+		read_lock_bh(&idev->lock);
+		list_for_each_entry(ifp, &idev->addr_list, if_list) {
+			struct sockaddr_in6 *s6;
+
+			if (n == max)
+				break;
+			if (ifp->flags & IFA_F_DADFAILED)
+				continue;
+			s6 = (void *)&a[n++];
+			s6->sin6_family = AF_INET6;
+			s6->sin6_port = port;
+			s6->sin6_addr = ifp->addr;
+			if (ipv6_addr_type(&ifp->addr) & IPV6_ADDR_LINKLOCAL)
+				s6->sin6_scope_id = nd->ifindex;
+		}
+		read_unlock_bh(&idev->lock);
+	}
+	rcu_read_unlock();
+	if (n == max)
+		pr_info_ratelimited("swiwarp: %s: wildcard listen on the first %d addresses of %s only\n",
+				    dev_name(&l->sdev->base.dev), max,
+				    netdev_name(nd));
+	return n;
+}
+
+/* A listening cep on laddr for l.  Called with swiwarp_listen_mutex. */
+static int swiwarp_listen_add(struct swiwarp_listen *l,
+			      const struct sockaddr_storage *laddr)
+{
 	struct swiwarp_cep *cep;
 	struct socket *sock;
 	int rv;
 
-	if (laddr->ss_family != AF_INET && laddr->ss_family != AF_INET6)
-		return -EAFNOSUPPORT;
-	cep = swiwarp_cep_new(sdev);
+	cep = swiwarp_cep_new(l->sdev);
 	if (!cep)
 		return -ENOMEM;
-	rv = sock_create_kern(dev_net(sdev->netdev), laddr->ss_family,
+	rv = sock_create_kern(dev_net(l->sdev->netdev), laddr->ss_family,
 			      SOCK_STREAM, IPPROTO_TCP, &sock);
 	if (rv)
 		goto err_cep;
 	sock_set_reuseaddr(sock->sk);
-	if (laddr->ss_family == AF_INET6 && id->afonly)
+	if (laddr->ss_family == AF_INET6 && l->afonly)
 		ip6_sock_set_v6only(sock->sk);
+	/*
+	 * An IPv6 address is announced while still tentative (DAD), when
+	 * bind() refuses it; it is the netdev's own address all the same.
+	 */
+	if (l->wildcard)
+		ip_sock_set_freebind(sock->sk);
 	rv = kernel_bind(sock, (struct sockaddr *)laddr,
 			 swiwarp_addr_len(laddr));
 	if (rv)
 		goto err_sock;
-	rv = kernel_listen(sock, max(backlog, 1));
+	rv = kernel_listen(sock, max(l->backlog, 1));
 	if (rv)
 		goto err_sock;
 
 	cep->sock = sock;
+	cep->laddr = *laddr;
 	mutex_lock(&cep->lock);
 	cep->state = CEP_LISTENING;
-	id->add_ref(id);
-	cep->cm_id = id;
-	id->provider_data = cep;
+	l->cm_id->add_ref(l->cm_id);
+	cep->cm_id = l->cm_id;
 	swiwarp_cep_install_cb(cep);
 	mutex_unlock(&cep->lock);
+	list_add_tail(&cep->lnode, &l->ceps);
 	/* Connections queued before the upcalls were installed. */
 	swiwarp_cep_event(cep, CEP_EV_DATA);
 	return 0;
@@ -1414,13 +1559,15 @@ err_cep:
 	return rv;
 }
 
-int swiwarp_destroy_listen(struct iw_cm_id *id)
+/*
+ * Stop one listening cep: release its socket, abort the connections it
+ * accepted that iw_cm has not taken yet, drop its cm_id reference.
+ * Called with swiwarp_listen_mutex, cep already off its listen's list.
+ */
+static void swiwarp_listen_close_cep(struct swiwarp_cep *cep)
 {
-	struct swiwarp_cep *cep = id->provider_data;
 	struct swiwarp_cep *c;
 
-	if (!cep)
-		return 0;
 	swiwarp_cep_get(cep);
 	mutex_lock(&cep->lock);
 	swiwarp_cep_release_sock(cep, true);
@@ -1429,7 +1576,6 @@ int swiwarp_destroy_listen(struct iw_cm_id *id)
 		swiwarp_cep_event(c, CEP_EV_DROP);
 	}
 	if (cep->cm_id) {
-		cep->cm_id->provider_data = NULL;
 		cep->cm_id->rem_ref(cep->cm_id);
 		cep->cm_id = NULL;
 	}
@@ -1440,6 +1586,148 @@ int swiwarp_destroy_listen(struct iw_cm_id *id)
 	}
 	mutex_unlock(&cep->lock);
 	swiwarp_cep_put(cep);
+}
+
+/*
+ * Make a wildcard listen's sockets match its netdev's addresses now.
+ * Returns the first error of a socket that could not listen (the others
+ * stay up).  Called with swiwarp_listen_mutex.
+ */
+static int swiwarp_listen_sync(struct swiwarp_listen *l)
+{
+	struct swiwarp_cep *cep, *tmp;
+	struct sockaddr_storage *a;
+	int i, n, rv = 0;
+
+	a = kcalloc(SWIWARP_LISTEN_MAX_ADDRS, sizeof(*a), GFP_KERNEL);
+	if (!a)
+		return -ENOMEM;
+	n = swiwarp_listen_addrs(l, a, SWIWARP_LISTEN_MAX_ADDRS);
+
+	list_for_each_entry_safe(cep, tmp, &l->ceps, lnode) {
+		for (i = 0; i < n; i++)
+			if (swiwarp_addr_same(&cep->laddr, &a[i]))
+				break;
+		if (i < n)
+			continue;
+		list_del_init(&cep->lnode);
+		swiwarp_listen_close_cep(cep);
+	}
+	for (i = 0; i < n; i++) {
+		int err;
+
+		list_for_each_entry(cep, &l->ceps, lnode)
+			if (swiwarp_addr_same(&cep->laddr, &a[i]))
+				break;
+		if (!list_entry_is_head(cep, &l->ceps, lnode))
+			continue;
+		err = swiwarp_listen_add(l, &a[i]);
+		if (err) {
+			pr_info_ratelimited("swiwarp: %s: cannot listen on %pISpc: %d\n",
+					    dev_name(&l->sdev->base.dev),
+					    &a[i], err);
+			if (!rv)
+				rv = err;
+		}
+	}
+	kfree(a);
+	return rv;
+}
+
+static void swiwarp_listen_sync_all(struct work_struct *w)
+{
+	struct swiwarp_listen *l;
+
+	mutex_lock(&swiwarp_listen_mutex);
+	list_for_each_entry(l, &swiwarp_listens, item)
+		swiwarp_listen_sync(l);
+	mutex_unlock(&swiwarp_listen_mutex);
+}
+
+static DECLARE_WORK(swiwarp_listen_sync_work, swiwarp_listen_sync_all);
+
+/*
+ * An address came or went on some netdev.  The inet6 chain is atomic,
+ * so both only queue the resync, which looks at every wildcard listen.
+ */
+static int swiwarp_addr_event(struct notifier_block *nb, unsigned long ev,
+			      void *arg)
+{
+	if (ev == NETDEV_UP || ev == NETDEV_DOWN)
+		schedule_work(&swiwarp_listen_sync_work);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block swiwarp_inetaddr_nb = {
+	.notifier_call = swiwarp_addr_event,
+};
+
+static struct notifier_block swiwarp_inet6addr_nb = {
+	.notifier_call = swiwarp_addr_event,
+};
+
+/* Called with swiwarp_listen_mutex; l is off swiwarp_listens. */
+static void swiwarp_listen_close_all(struct swiwarp_listen *l)
+{
+	struct swiwarp_cep *cep, *tmp;
+
+	list_for_each_entry_safe(cep, tmp, &l->ceps, lnode) {
+		list_del_init(&cep->lnode);
+		swiwarp_listen_close_cep(cep);
+	}
+}
+
+int swiwarp_create_listen(struct iw_cm_id *id, int backlog)
+{
+	struct sockaddr_storage *laddr = &id->m_local_addr;
+	struct swiwarp_listen *l;
+	int rv;
+
+	if (laddr->ss_family != AF_INET && laddr->ss_family != AF_INET6)
+		return -EAFNOSUPPORT;
+	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	if (!l)
+		return -ENOMEM;
+	l->cm_id = id;
+	l->sdev = to_sdev(id->device);
+	l->addr = *laddr;
+	l->backlog = backlog;
+	l->afonly = laddr->ss_family == AF_INET6 && id->afonly;
+	l->wildcard = swiwarp_addr_is_any(laddr);
+	INIT_LIST_HEAD(&l->ceps);
+	INIT_LIST_HEAD(&l->item);
+
+	mutex_lock(&swiwarp_listen_mutex);
+	if (l->wildcard)
+		rv = swiwarp_listen_sync(l);
+	else
+		rv = swiwarp_listen_add(l, laddr);
+	if (rv) {
+		/* As the one wildcard socket did: the port is taken. */
+		swiwarp_listen_close_all(l);
+		mutex_unlock(&swiwarp_listen_mutex);
+		kfree(l);
+		return rv;
+	}
+	if (l->wildcard)
+		list_add_tail(&l->item, &swiwarp_listens);
+	id->provider_data = l;
+	mutex_unlock(&swiwarp_listen_mutex);
+	return 0;
+}
+
+int swiwarp_destroy_listen(struct iw_cm_id *id)
+{
+	struct swiwarp_listen *l = id->provider_data;
+
+	if (!l)
+		return 0;
+	mutex_lock(&swiwarp_listen_mutex);
+	list_del_init(&l->item);
+	swiwarp_listen_close_all(l);
+	id->provider_data = NULL;
+	mutex_unlock(&swiwarp_listen_mutex);
+	kfree(l);
 	return 0;
 }
 
@@ -1484,11 +1772,17 @@ int swiwarp_cm_init(void)
 		destroy_workqueue(swiwarp_cm_wq);
 		return -ENOMEM;
 	}
+	/* Neither can fail: both only add to a notifier chain. */
+	register_inetaddr_notifier(&swiwarp_inetaddr_nb);
+	register_inet6addr_notifier(&swiwarp_inet6addr_nb);
 	return 0;
 }
 
 void swiwarp_cm_exit(void)
 {
+	unregister_inet6addr_notifier(&swiwarp_inet6addr_nb);
+	unregister_inetaddr_notifier(&swiwarp_inetaddr_nb);
+	cancel_work_sync(&swiwarp_listen_sync_work);
 	destroy_workqueue(swiwarp_cm_timer_wq);
 	destroy_workqueue(swiwarp_cm_wq);
 }
