@@ -237,6 +237,19 @@ static int swiwarp_newlink(const char *name, struct net_device *nd)
 	else
 		eth_random_addr(sdev->mac);
 	addrconf_addr_eui48((u8 *)&sdev->base.node_guid, sdev->mac);
+	/*
+	 * A netdev with a stolen MAC (a VLAN's is its real device's) would
+	 * give a second device the node GUID of the first, and librdmacm
+	 * finds a connection's device by GUID: the ULP would build its QP
+	 * on the wrong device (iw_accept then fails with -EINVAL).  Its
+	 * ifindex replaces the EUI-64's FF:FE filler.
+	 */
+	if (nd->addr_assign_type == NET_ADDR_STOLEN) {
+		u8 *g = (u8 *)&sdev->base.node_guid;
+
+		g[3] = nd->ifindex >> 8;
+		g[4] = nd->ifindex;
+	}
 
 	sdev->base.node_type = RDMA_NODE_RNIC;
 	strscpy(sdev->base.node_desc, "swiwarp software iWARP",
