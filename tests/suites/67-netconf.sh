@@ -1,0 +1,24 @@
+#!/bin/bash
+# Wildcard listens with several RDMA devices per host (issue 21), one
+# 2-guest lab boot with two links (--nics 2): in each guest swiwarp0 on
+# eth0 and swiwarp1 on the VLAN eth0.100; on the second NIC eth1 swiwarp2
+# (guest 1, the server) and upstream siw (guest 2, the client).  Wildcard
+# servers (rping -P, ucmatose, rdma_server, ib_write_bw -R) on guest 1 are
+# reached through each device's addresses, IPv4 and IPv6 (global,
+# link-local, v4-mapped), with data verified where the tool allows;
+# addresses added and removed during a listen; no listener left and a
+# clean unload at the end.  Guest side: tests/swiwarp/netconf-scenario.sh.
+# The lab's dmesg scanner fails the run on any kernel warning.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/swiwarp/suite-lib.sh
+source "$top/tests/swiwarp/suite-lib.sh"
+swiwarp_suite_start netconf "${NETCONF_OUT:-$BUILD/lab/suite-netconf}" || exit 0
+if [ ! -f "$BUILD/siw/siw.ko" ] && ! "$top/tests/lab/build-siw.sh" >"$out/build-siw.log" 2>&1; then
+	skip netconf/lab "upstream siw not built ($BUILD/siw/siw.ko, tests/lab/build-siw.sh)"
+	exit 0
+fi
+t0=$(date +%s)
+run_lab multi -n 2 --nics 2 --timeout 900 -- tests/swiwarp/netconf-scenario.sh
+echo "netconf: $(($(date +%s) - t0)) s"
+[ $fails -eq 0 ]

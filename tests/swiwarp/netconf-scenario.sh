@@ -1,0 +1,241 @@
+#!/bin/bash
+# Guest side of tests/suites/67-netconf.sh: wildcard listens with several
+# RDMA devices per guest.  Two guests, two links (lab run -n 2 --nics 2):
+#
+#   guest I   eth0       192.0.2.I  fd00:2::I  fe80::...  swiwarp0
+#             eth0.100   10.0.100.I fd00:100::I (VLAN)     swiwarp1
+#             eth1       10.0.1.I   (second NIC)           guest 1: swiwarp2
+#                                                          guest 2: upstream siw0
+#
+# Guest 1 serves on wildcard addresses (rping -P, ucmatose, rdma_server,
+# ib_write_bw -R; IPv4 and IPv6); guest 2 connects through each of guest 1's
+# addresses: over eth0 and the VLAN with swiwarp, over eth1 with siw.  Every
+# step checks the data where the tool allows (rping -V plus the pings
+# counted, ucmatose and rdma_server exit status, a perftest result line).
+# An address is added and removed while a listen is up.  At the end no
+# listener may be left and the module must unload.
+# NETCONF_PARTS (default "listen v4 v6 addr end") picks parts, for debugging.
+source "$LAB_TOP/tests/lab/lib.sh"
+me=g$LAB_ID
+work=$LAB_OUT/netconf
+mkdir -p "$work"
+parts=" ${NETCONF_PARTS:-listen v4 v6 addr end} "
+part() { [[ $parts == *" $1 "* ]]; }
+step_prefix=netconf
+step_no=0
+T=${NETCONF_APP_TIMEOUT:-60}
+# shellcheck source=tests/swiwarp/guest-steps.sh
+source "$LAB_TOP/tests/swiwarp/guest-steps.sh"
+
+i=$LAB_ID p=$((3 - LAB_ID))
+die() { # NAME WHY: a setup failure; nothing after it can be tested
+	lab_fail "netconf/$1-$me" "$2"
+	lab_finish
+}
+
+# ---------------------------------------------------------------- setup
+modprobe 8021q || die setup "modprobe 8021q failed"
+ip link add link eth0 name eth0.100 type vlan id 100 || die setup "no VLAN eth0.100"
+ip link set eth0.100 up
+ip link set eth1 up || die setup "no second NIC eth1 (lab run --nics 2)"
+ip addr add "10.0.100.$i/24" dev eth0.100
+ip addr add "10.0.1.$i/24" dev eth1
+ip -6 addr add "fd00:2::$i/64" dev eth0 nodad
+ip -6 addr add "fd00:100::$i/64" dev eth0.100 nodad
+
+lab_load_swiwarp eth0 swiwarp0 || die load "swiwarp0 on eth0"
+lab_load_swiwarp eth0.100 swiwarp1 || die load "swiwarp1 on eth0.100"
+if [ "$i" = 1 ]; then
+	lab_load_swiwarp eth1 swiwarp2 || die load "swiwarp2 on eth1"
+else
+	lab_load_siw eth1 siw0 || die load "siw0 on eth1"
+fi
+# librdmacm finds a connection's device by node GUID: a VLAN's device
+# must not share its real device's.
+dup=$(cat /sys/class/infiniband/*/node_guid | sort | uniq -d)
+if [ -z "$dup" ]; then lab_pass "netconf/node-guid-unique-$me"
+else lab_fail "netconf/node-guid-unique-$me" "shared node GUID $dup"; fi
+# perftest -R clients connect twice; see tests/lab/README.md.
+if [ "$i" = 2 ]; then
+	for d in eth0 eth0.100 eth1; do
+		lab_delay_syn "${LAB_PERFTEST_SYN_DELAY_MS:-300}" "$d"
+	done
+fi
+# eth0's link-local address, for the peer (DAD done: no "tentative").
+for _ in $(seq 50); do
+	ll=$(ip -6 -o addr show dev eth0 scope link | awk '!/tentative/ { sub("/.*", "", $4); print $4; exit }')
+	[ -n "$ll" ] && break
+	sleep 0.2
+done
+echo "$ll" >"$LAB_SHARED/ll.$me"
+rdma link show
+lab_barrier setup 200 || die setup "barrier"
+pll=$(cat "$LAB_SHARED/ll.g$p")
+echo "$me: devices $(rdma link show | awk '{ print $2 }' | tr '\n' ' '); peer link-local $pll"
+
+# listening ADDR:PORT: does a socket listen on exactly that (ss notation)?
+# A scoped IPv6 address may be given as [ADDR%DEV]:PORT; ss prints it as
+# [ADDR]%DEV:PORT.
+listening() {
+	local alt=$1
+	[[ $1 =~ ^\[(.*)%([^]]*)\]:(.*)$ ]] && alt="[${BASH_REMATCH[1]}]%${BASH_REMATCH[2]}:${BASH_REMATCH[3]}"
+	ss -Hltn | awk -v a="$1" -v b="$alt" '$4 == a || $4 == b { ok = 1 } END { exit !ok }'
+}
+
+# persistent NAME PORT 'SERVER' then client lines on stdin ("NAME ADDR"),
+# each an rping of 5 verified 200-byte pings to ADDR through the
+# persistent server guest 1 started.  Guest 1's check of its listening
+# sockets runs first (function listen_check, if defined by the caller).
+persistent() {
+	local tag=$1 port=$2 sargs=$3 pid name addr why rc
+	if [ "$i" = 1 ]; then
+		# shellcheck disable=SC2086
+		timeout 300 $sargs >"$work/$tag-server.log" 2>&1 &
+		pid=$!
+		lab_wait_listen "$port" 30 || lab_fail "netconf/$tag-listen" "nothing listens on port $port"
+		declare -F listen_check >/dev/null && listen_check "$port"
+	fi
+	lab_barrier "$tag-up" 200
+	while read -r name addr; do
+		if [ "$i" = 1 ]; then
+			declare -F between >/dev/null && between "$name" "$port" </dev/null
+		fi
+		lab_barrier "$tag-$name" 200
+		[ "$i" = 2 ] || continue
+		timeout "$T" rping -c -a "$addr" -p "$port" -C 5 -S 200 -V -v </dev/null >"$work/$tag-$name.log" 2>&1
+		rc=$?
+		why=
+		[ $rc -ne 0 ] && why="client exit $rc: $(grep -v 'ping data' "$work/$tag-$name.log" | tail -n 2 | tr '\n' ' ' | cut -c1-200)"
+		[ -z "$why" ] && why=$(check_rping "$work/$tag-$name.log" 5 200 "ping data: ")
+		if [ -z "$why" ]; then lab_pass "netconf/$tag-$name"
+		else lab_fail "netconf/$tag-$name" "$why"; fi
+	done
+	lab_barrier "$tag-done" 200
+	if [ "$i" = 1 ]; then
+		if kill -0 "$pid" 2>/dev/null; then
+			kill "$pid"
+			wait "$pid"
+		else
+			wait "$pid"
+			lab_fail "netconf/$tag-server" "the persistent server exited early ($?): $(grep -v 'ping data' "$work/$tag-server.log" | tail -n 2 | tr '\n' ' ')"
+		fi
+	fi
+}
+
+# ---------------------------------------------- IPv4 wildcard listen
+if part listen; then
+	listen_check() {
+		local a why=
+		for a in 192.0.2.1 10.0.100.1 10.0.1.1; do
+			listening "$a:$1" || why="$why no listener on $a:$1;"
+		done
+		listening "0.0.0.0:$1" && why="$why a socket on 0.0.0.0:$1;"
+		if [ -z "$why" ]; then lab_pass netconf/listen-v4-per-address
+		else lab_fail netconf/listen-v4-per-address "$why $(ss -Hltn | awk '{ print $4 }' | tr '\n' ' ')"; fi
+		# rdma_cm listens on every device for a wildcard address
+		rdma res show cm_id >"$work/cm_id-v4" 2>&1
+		why=
+		for a in swiwarp0 swiwarp1 swiwarp2; do
+			grep -q "^link $a/.* LISTEN" "$work/cm_id-v4" || why="$why $a not listening;"
+		done
+		if [ -z "$why" ]; then lab_pass netconf/listen-v4-every-device
+		else lab_fail netconf/listen-v4-every-device "$why $(tr '\n' ' ' <"$work/cm_id-v4" | cut -c1-300)"; fi
+	}
+	persistent rping-v4 7174 "rping -s -P -a 0.0.0.0 -p 7174 -V -C 5 -S 200" <<-EOF
+		eth0 192.0.2.1
+		vlan 10.0.100.1
+		nic2-siw 10.0.1.1
+	EOF
+	unset -f listen_check
+fi
+
+# --------------------------------- one-shot wildcard servers, IPv4
+if part v4; then
+	# (rping above went through all three; one device each here, to keep
+	# the boot short.)
+	step ucmatose-v4-vlan 1 7471 plain "ucmatose -C 10" "ucmatose -s 10.0.100.1 -C 10"
+	step rdma-server-v4-nic2-siw 1 7471 plain "rdma_server" "rdma_client -s 10.0.1.1"
+	step perftest-R-vlan 1 18515 perf "ib_write_bw -R -F -n 50 --report_gbits" \
+		"ib_write_bw -R -F -n 50 --report_gbits 10.0.100.1"
+fi
+
+# ---------------------------------------------- IPv6 wildcard listen
+if part v6; then
+	listen_check() {
+		local a why=
+		for a in "[fd00:2::1]:$1" "[fd00:100::1]:$1" "[::ffff:192.0.2.1]:$1" \
+			"[::ffff:10.0.100.1]:$1" "[::ffff:10.0.1.1]:$1" "[$ll%eth0]:$1"; do
+			listening "$a" || why="$why no listener on $a;"
+		done
+		listening "[::]:$1" && why="$why a socket on [::]:$1;"
+		listening "*:$1" && why="$why a socket on *:$1;"
+		if [ -z "$why" ]; then lab_pass netconf/listen-v6-per-address
+		else lab_fail netconf/listen-v6-per-address "$why $(ss -Hltn | awk '{ print $4 }' | tr '\n' ' ')"; fi
+	}
+	persistent rping-v6 7174 "rping -s -P -a ::0 -p 7174 -V -C 5 -S 200" <<-EOF
+		global-eth0 fd00:2::1
+		global-vlan fd00:100::1
+		link-local-eth0 $pll%eth0
+		mapped-v4-nic2-siw 10.0.1.1
+	EOF
+	unset -f listen_check
+	step ucmatose-v6-link-local 1 7471 plain "ucmatose -b ::0 -C 10" "ucmatose -s $pll%eth0 -C 10"
+	step rdma-server-v6-global 1 7471 plain "rdma_server -s ::0" "rdma_client -s fd00:100::1"
+fi
+
+# -------------------------- addresses added and removed during a listen
+if part addr; then
+	# between NAME PORT (guest 1, before client NAME): change addresses
+	between() {
+		local a ok=0 t
+		case $1 in
+		added-v4 | added-v6)
+			[ "$1" = added-v4 ] && ip addr add 10.0.100.11/24 dev eth0.100
+			[ "$1" = added-v6 ] && ip -6 addr add fd00:100::11/64 dev eth0.100 nodad
+			a=10.0.100.11:$2
+			[ "$1" = added-v6 ] && a="[fd00:100::11]:$2"
+			for t in $(seq 50); do
+				listening "$a" && { ok=1; break; }
+				sleep 0.1
+			done
+			if [ $ok = 1 ]; then lab_pass "netconf/addr-$1-listens"; echo "$me: $a listened on after ~$((t / 10)) s"
+			else lab_fail "netconf/addr-$1-listens" "no listener on $a 5 s after adding the address"; fi
+			;;
+		removed)
+			ip addr del 10.0.100.11/24 dev eth0.100
+			ip -6 addr del fd00:100::11/64 dev eth0.100
+			for t in $(seq 50); do
+				listening "10.0.100.11:$2" || listening "[fd00:100::11]:$2" || { ok=1; break; }
+				sleep 0.1
+			done
+			if [ $ok = 1 ]; then lab_pass netconf/addr-removed-unlistens
+			else lab_fail netconf/addr-removed-unlistens "still listening 5 s after removing the addresses: $(ss -Hltn | awk '{ print $4 }' | tr '\n' ' ')"; fi
+			;;
+		esac
+	}
+	# The peer reaches the added addresses over the VLAN's subnets.  After
+	# the removal the listen must still serve the VLAN's first address.
+	persistent addr 7175 "rping -s -P -a ::0 -p 7175 -V -C 5 -S 200" <<-EOF
+		added-v4 10.0.100.11
+		added-v6 fd00:100::11
+		removed 10.0.100.1
+	EOF
+	unset -f between
+fi
+
+# ------------------------------------------- nothing left, clean unload
+if part end; then
+	lab_barrier end 200
+	left=$(ss -Hltn | awk '{ print $4 }' | grep -E ':(7174|7175|7471|18515)$')
+	if [ -z "$left" ]; then lab_pass "netconf/no-listener-left-$me"
+	else lab_fail "netconf/no-listener-left-$me" "$(echo "$left" | tr '\n' ' ')"; fi
+	for d in $(rdma link show | awk '{ print $2 }' | cut -d/ -f1); do
+		rdma link delete "$d" || lab_fail "netconf/unload-$me" "rdma link delete $d failed"
+	done
+	if [ -e /sys/module/swiwarp ] && ! rmmod swiwarp; then
+		lab_fail "netconf/unload-$me" "rmmod swiwarp failed: $(lsmod | grep swiwarp)"
+	else
+		lab_pass "netconf/unload-$me"
+	fi
+fi
+lab_finish
