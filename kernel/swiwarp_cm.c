@@ -24,6 +24,7 @@
  * requests iw_cm never answers" below).
  */
 
+#include <linux/etherdevice.h>
 #include <linux/inetdevice.h>
 #include <linux/net.h>
 #include <linux/slab.h>
@@ -125,12 +126,20 @@ static struct workqueue_struct *swiwarp_cm_timer_wq;	/* cep->timeout */
 static LIST_HEAD(swiwarp_cm_reqs);
 static DEFINE_SPINLOCK(swiwarp_cm_reqs_lock);
 
+/*
+ * Endpoints allocated and not yet freed: none may be left when the
+ * module goes (swiwarp_cm_exit warns), which is how the lab finds an
+ * endpoint that a listen or a connection forgot to put.
+ */
+static atomic_t swiwarp_ceps_live = ATOMIC_INIT(0);
+
 static void swiwarp_cep_release(struct kref *ref)
 {
 	struct swiwarp_cep *cep = container_of(ref, struct swiwarp_cep, ref);
 
 	WARN_ON(cep->sock || cep->cm_id || cep->qp);
 	kfree(cep);
+	atomic_dec(&swiwarp_ceps_live);
 }
 
 static void swiwarp_cep_get(struct swiwarp_cep *cep)
@@ -152,6 +161,7 @@ static struct swiwarp_cep *swiwarp_cep_new(struct swiwarp_dev *sdev)
 
 	if (!cep)
 		return NULL;
+	atomic_inc(&swiwarp_ceps_live);
 	kref_init(&cep->ref);
 	cep->owner_ref = true;
 	mutex_init(&cep->lock);
@@ -491,12 +501,33 @@ static void swiwarp_cep_detach_qp(struct swiwarp_cep *cep)
 
 /* ------------------------------------------------------------ upcalls */
 
+/*
+ * An IPv4 connection to a v4-mapped address of an IPv6 listen is
+ * reported as the IPv4 connection it is: rdma_cm looks the local
+ * address up among the netdevs' addresses (rdma_translate_ip), where
+ * ::ffff:a.b.c.d is not found, and would refuse the request.
+ */
+static void swiwarp_unmap_v4(struct sockaddr_storage *ss)
+{
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in s4 = { .sin_family = AF_INET };
+
+	if (ss->ss_family != AF_INET6 || !ipv6_addr_v4mapped(&s6->sin6_addr))
+		return;
+	s4.sin_port = s6->sin6_port;
+	s4.sin_addr.s_addr = s6->sin6_addr.s6_addr32[3];
+	memset(ss, 0, sizeof(*ss));
+	memcpy(ss, &s4, sizeof(s4));
+}
+
 static void swiwarp_cep_addrs(struct swiwarp_cep *cep, struct iw_cm_event *ev)
 {
 	if (!cep->sock)
 		return;
 	kernel_getsockname(cep->sock, (struct sockaddr *)&ev->local_addr);
 	kernel_getpeername(cep->sock, (struct sockaddr *)&ev->remote_addr);
+	swiwarp_unmap_v4(&ev->local_addr);
+	swiwarp_unmap_v4(&ev->remote_addr);
 }
 
 static int swiwarp_cm_upcall(struct swiwarp_cep *cep, struct iw_cm_id *id,
@@ -1437,23 +1468,64 @@ static __be16 swiwarp_addr_port(const struct sockaddr_storage *ss)
 }
 
 /*
- * The addresses a wildcard listen of family l->addr.ss_family binds on
- * the device's netdev: IPv4 for AF_INET; IPv6 for AF_INET6, plus IPv4 as
- * v4-mapped addresses unless the listen is IPv6-only (what a wildcard
- * AF_INET6 socket would have accepted).  Link-local IPv6 addresses carry
- * the netdev as scope.
+ * Does rdma_cm hand connections made to the addresses of netdev x to
+ * sdev?  It picks the first registered device whose GID is x's hardware
+ * address (cma_acquire_dev_by_src_ip), and swiwarp's GID is its
+ * netdev's MAC.  A VLAN shares its real device's MAC, so of the swiwarp
+ * devices on netdevs with one MAC the first registered (the lowest
+ * index; the RDMA core numbers devices as they register) gets all
+ * their connections.  A wildcard listen must take exactly those, or the
+ * ULP's QP, built on rdma_cm's device, is not on the device that got
+ * the request and the accept fails.  Called under rcu_read_lock().
  */
-static int swiwarp_listen_addrs(const struct swiwarp_listen *l,
-				struct sockaddr_storage *a, int max)
+static bool swiwarp_listen_owns(const struct swiwarp_dev *sdev,
+				struct net_device *x)
 {
-	struct net_device *nd = l->sdev->netdev;
+	const enum rdma_driver_id swiwarp_id =
+		(enum rdma_driver_id)SWIWARP_DRIVER_ID;
+	struct net_device *y;
+	bool mine = true;
+
+	/* A netdev without sdev's MAC: its own only (a random MAC). */
+	if (x->addr_len != ETH_ALEN ||
+	    !ether_addr_equal(x->dev_addr, sdev->mac))
+		return x == sdev->netdev;
+	for_each_netdev_rcu(dev_net(x), y) {
+		struct ib_device *ib;
+
+		if (y->addr_len != ETH_ALEN ||
+		    !ether_addr_equal(y->dev_addr, sdev->mac))
+			continue;
+		ib = ib_device_get_by_netdev(y, swiwarp_id);
+		if (!ib)
+			continue;
+		if (ib->index < sdev->base.index &&
+		    ether_addr_equal(to_sdev(ib)->mac, sdev->mac))
+			mine = false;
+		ib_device_put(ib);
+		if (!mine)
+			break;
+	}
+	return mine;
+}
+
+/*
+ * The addresses of netdev nd a wildcard listen of family
+ * l->addr.ss_family binds: IPv4 for AF_INET; IPv6 for AF_INET6, plus
+ * IPv4 as v4-mapped addresses unless the listen is IPv6-only (what a
+ * wildcard AF_INET6 socket would have accepted).  Link-local IPv6
+ * addresses carry the netdev as scope.  Called under rcu_read_lock().
+ */
+static int swiwarp_listen_netdev_addrs(const struct swiwarp_listen *l,
+				       struct net_device *nd,
+				       struct sockaddr_storage *a, int n,
+				       int max)
+{
 	sa_family_t family = l->addr.ss_family;
 	__be16 port = swiwarp_addr_port(&l->addr);
 	struct inet6_dev *idev;
 	struct in_device *in_dev;
-	int n = 0;
 
-	rcu_read_lock();
 	in_dev = __in_dev_get_rcu(nd);
 	if (in_dev && (family == AF_INET || !l->afonly)) {
 		const struct in_ifaddr *ifa;
@@ -1498,11 +1570,28 @@ static int swiwarp_listen_addrs(const struct swiwarp_listen *l,
 		}
 		read_unlock_bh(&idev->lock);
 	}
+	return n;
+}
+
+/*
+ * The addresses a wildcard listen binds: those of every netdev whose
+ * connections rdma_cm gives to the listen's device (its own netdev, and
+ * netdevs sharing its MAC if it registered first).
+ */
+static int swiwarp_listen_addrs(const struct swiwarp_listen *l,
+				struct sockaddr_storage *a, int max)
+{
+	struct net_device *nd;
+	int n = 0;
+
+	rcu_read_lock();
+	for_each_netdev_rcu(dev_net(l->sdev->netdev), nd)
+		if (n < max && swiwarp_listen_owns(l->sdev, nd))
+			n = swiwarp_listen_netdev_addrs(l, nd, a, n, max);
 	rcu_read_unlock();
 	if (n == max)
-		pr_info_ratelimited("swiwarp: %s: wildcard listen on the first %d addresses of %s only\n",
-				    dev_name(&l->sdev->base.dev), max,
-				    netdev_name(nd));
+		pr_info_ratelimited("swiwarp: %s: wildcard listen on the first %d addresses only\n",
+				    dev_name(&l->sdev->base.dev), max);
 	return n;
 }
 
@@ -1728,6 +1817,11 @@ int swiwarp_destroy_listen(struct iw_cm_id *id)
 	id->provider_data = NULL;
 	mutex_unlock(&swiwarp_listen_mutex);
 	kfree(l);
+	/*
+	 * When its device goes, a device sharing its MAC may own the
+	 * addresses it listened on now (swiwarp_listen_owns()).
+	 */
+	schedule_work(&swiwarp_listen_sync_work);
 	return 0;
 }
 
@@ -1785,4 +1879,10 @@ void swiwarp_cm_exit(void)
 	cancel_work_sync(&swiwarp_listen_sync_work);
 	destroy_workqueue(swiwarp_cm_timer_wq);
 	destroy_workqueue(swiwarp_cm_wq);
+	/* Every device is gone, so every listen and connection is too. */
+	WARN(!list_empty(&swiwarp_listens),
+	     "swiwarp: a wildcard listen outlived its device\n");
+	WARN(atomic_read(&swiwarp_ceps_live),
+	     "swiwarp: %d connection endpoint(s) leaked\n",
+	     atomic_read(&swiwarp_ceps_live));
 }
