@@ -14,12 +14,15 @@
 # counted, ucmatose and rdma_server exit status, a perftest result line).
 # An address is added and removed while a listen is up.  At the end no
 # listener may be left and the module must unload.
-# NETCONF_PARTS (default "listen v4 v6 addr end") picks parts, for debugging.
+# A listen on one address (IPv4 on the VLAN, IPv6 on eth0) still has its
+# one socket there and serves.
+# NETCONF_PARTS (default "listen v4 specific v6 addr end") picks parts, for
+# debugging.
 source "$LAB_TOP/tests/lab/lib.sh"
 me=g$LAB_ID
 work=$LAB_OUT/netconf
 mkdir -p "$work"
-parts=" ${NETCONF_PARTS:-listen v4 v6 addr end} "
+parts=" ${NETCONF_PARTS:-listen v4 specific v6 addr end} "
 part() { [[ $parts == *" $1 "* ]]; }
 step_prefix=netconf
 step_no=0
@@ -159,6 +162,16 @@ if part v4; then
 		"ib_write_bw -R -F -n 50 --report_gbits 10.0.100.1"
 fi
 
+# ------------------------------------- listens on one address each
+if part specific; then
+	step rping-v4-specific-vlan 1 7176 rping:5:200 \
+		"rping -s -a 10.0.100.1 -p 7176 -C 5 -S 200 -V -v" \
+		"rping -c -a 10.0.100.1 -p 7176 -C 5 -S 200 -V -v"
+	step rping-v6-specific-eth0 1 7176 rping:5:200 \
+		"rping -s -a fd00:2::1 -p 7176 -C 5 -S 200 -V -v" \
+		"rping -c -a fd00:2::1 -p 7176 -C 5 -S 200 -V -v"
+fi
+
 # ---------------------------------------------- IPv6 wildcard listen
 if part v6; then
 	listen_check() {
@@ -192,7 +205,8 @@ if part addr; then
 		added-v4 | added-v6)
 			[ "$1" = added-v4 ] && ip addr add 10.0.100.11/24 dev eth0.100
 			[ "$1" = added-v6 ] && ip -6 addr add fd00:100::11/64 dev eth0.100 nodad
-			a=10.0.100.11:$2
+			# the listen is IPv6: an IPv4 address is v4-mapped
+			a="[::ffff:10.0.100.11]:$2"
 			[ "$1" = added-v6 ] && a="[fd00:100::11]:$2"
 			for t in $(seq 50); do
 				listening "$a" && { ok=1; break; }
@@ -205,7 +219,7 @@ if part addr; then
 			ip addr del 10.0.100.11/24 dev eth0.100
 			ip -6 addr del fd00:100::11/64 dev eth0.100
 			for t in $(seq 50); do
-				listening "10.0.100.11:$2" || listening "[fd00:100::11]:$2" || { ok=1; break; }
+				listening "[::ffff:10.0.100.11]:$2" || listening "[fd00:100::11]:$2" || { ok=1; break; }
 				sleep 0.1
 			done
 			if [ $ok = 1 ]; then lab_pass netconf/addr-removed-unlistens
@@ -226,7 +240,7 @@ fi
 # ------------------------------------------- nothing left, clean unload
 if part end; then
 	lab_barrier end 200
-	left=$(ss -Hltn | awk '{ print $4 }' | grep -E ':(7174|7175|7471|18515)$')
+	left=$(ss -Hltn | awk '{ print $4 }' | grep -E ':(7174|7175|7176|7471|18515)$')
 	if [ -z "$left" ]; then lab_pass "netconf/no-listener-left-$me"
 	else lab_fail "netconf/no-listener-left-$me" "$(echo "$left" | tr '\n' ' ')"; fi
 	for d in $(rdma link show | awk '{ print $2 }' | cut -d/ -f1); do
@@ -237,5 +251,12 @@ if part end; then
 	else
 		lab_pass "netconf/unload-$me"
 	fi
+	# swiwarp_cm_exit counts the endpoints never freed (listening ones
+	# included) and warns; the lab's dmesg scan would fail the run, this
+	# names the case.
+	leak=$(dmesg | grep -E 'swiwarp: .*(leaked|outlived its device)')
+	if [ -e /sys/module/swiwarp ]; then lab_skip "netconf/no-cep-leak-$me" "module still loaded"
+	elif [ -z "$leak" ]; then lab_pass "netconf/no-cep-leak-$me"
+	else lab_fail "netconf/no-cep-leak-$me" "$leak"; fi
 fi
 lab_finish
