@@ -45,6 +45,16 @@ modprobe 8021q || die setup "modprobe 8021q failed"
 ip link add link eth0 name eth0.100 type vlan id 100 || die setup "no VLAN eth0.100"
 ip link set eth0.100 up
 ip link set eth1 up || die setup "no second NIC eth1 (lab run --nics 2)"
+# An IPv6 address only the VLAN has (fd00:100::11: its solicited-node
+# group, 33:33:ff:00:00:11, is joined through eth0.100 alone) was never
+# resolved: the peer's Neighbour Solicitations reached eth0's QEMU netdev
+# (capture) and went unanswered although eth0's multicast list had the
+# group, synced from the VLAN; fd00:100::1 worked only because eth0's
+# fd00:2::1 joins the same group directly.  Not DAD: the address was not
+# tentative (nodad).  With eth0 in allmulticast mode the virtio-net device
+# passes every multicast frame and the address resolves
+# (Documentation/lab.md, "Multicast on a VLAN").
+ip link set eth0 allmulticast on
 ip addr add "10.0.100.$i/24" dev eth0.100
 ip addr add "10.0.1.$i/24" dev eth1
 ip -6 addr add "fd00:2::$i/64" dev eth0 nodad
