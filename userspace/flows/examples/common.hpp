@@ -121,6 +121,7 @@ template <class F> int run_local(int nodes, F run_node)
 {
 	auto hub = dpi::flow::mem_hub();
 	std::vector<std::thread> th;
+	th.reserve(static_cast<size_t>(nodes));
 	std::vector<int> rcs(static_cast<size_t>(nodes));
 	for (int i = 0; i < nodes; i++)
 		th.emplace_back([&, i] { rcs[static_cast<size_t>(i)] = run_node(dpi::flow::mem_transport(hub, i)); });

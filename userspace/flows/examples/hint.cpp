@@ -50,7 +50,7 @@ int crash_test(const std::shared_ptr<dpi::Node> &node, const std::shared_ptr<Tra
 				src->flush();
 				if (i + 1 >= k) {
 					std::fprintf(stderr, "flows-hint: flushed %llu tuples, crashing\n",
-					             static_cast<unsigned long long>(i + 1));
+					             static_cast<unsigned long long>(i) + 1);
 					std::raise(SIGKILL);
 				}
 			}

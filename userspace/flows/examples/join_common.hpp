@@ -77,7 +77,9 @@ struct JoinResult {
 	int64_t s_rows = 0;
 };
 
-JoinResult hash_join(const std::vector<Row> &r, const std::vector<Row> &s)
+// inline: defined in a header, so every translation unit that includes it
+// must share one definition (the one definition rule).
+inline JoinResult hash_join(const std::vector<Row> &r, const std::vector<Row> &s)
 {
 	std::unordered_multimap<uint64_t, uint64_t> ht;
 	ht.reserve(r.size());

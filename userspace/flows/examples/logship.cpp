@@ -29,7 +29,8 @@ namespace
 std::string record(uint64_t i)
 {
 	// Variable-size records.
-	return "rec " + std::to_string(i) + " " + std::string(static_cast<size_t>(20 + mix64(i) % 200), 'a' + i % 26);
+	return "rec " + std::to_string(i) + " " +
+	       std::string(static_cast<size_t>(20 + mix64(i) % 200), static_cast<char>('a' + i % 26));
 }
 
 FlowSpec log_spec(int nodes, uint32_t quorum)
@@ -109,8 +110,9 @@ int primary(const std::shared_ptr<Transport> &tr, int nodes, const std::string &
 	bool all = src->wait_acked(records, std::chrono::seconds(60));
 	uint64_t acked = src->acked();
 	// Check durability against the backups' logs.
-	size_t backups = static_cast<size_t>(nodes - 1);
+	auto backups = static_cast<size_t>(nodes - 1);
 	std::vector<std::vector<std::string>> logs;
+	logs.reserve(backups);
 	for (int b = 1; b < nodes; b++)
 		logs.push_back(read_log(log_path(dir, b)));
 	uint32_t need = quorum == 0 ? static_cast<uint32_t>(backups) : quorum;

@@ -189,6 +189,7 @@ Result run_tcp(const std::vector<std::string> &ips, const Job &j, int port)
 	std::atomic<uint64_t> rt{0}, rb{0}, ks{0};
 	auto t0 = Clock::now();
 	std::vector<std::thread> rx;
+	rx.reserve(in.size());
 	for (int fd : in)
 		rx.emplace_back([&, fd] {
 			std::vector<std::byte> buf(1U << 18);
