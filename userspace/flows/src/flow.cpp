@@ -6,7 +6,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
-#include <ranges>
 #include <set>
 #include <thread>
 
@@ -584,8 +583,11 @@ private:
 		st_.messages++;
 		payload_.assign(m.data.begin() + MsgHeader::size, m.data.end());
 		Bytes tmp;
-		for (const auto &c : std::views::reverse(spec_.codecs)) {
-			c->decode(payload_, tmp, View(m.data.data(), ad_size));
+		// Undo the codecs last to first.  A counting loop, not
+		// std::views::reverse: clang-tidy 14 (make tidy) cannot parse
+		// libstdc++ 12's <ranges>, and it rewrites reverse iterators to it.
+		for (size_t i = spec_.codecs.size(); i > 0; i--) {
+			spec_.codecs[i - 1]->decode(payload_, tmp, View(m.data.data(), ad_size));
 			payload_.swap(tmp);
 		}
 		if (h.type == MsgType::partial) {
