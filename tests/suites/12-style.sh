@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Userspace style: every C/C++ file under a directory with our .clang-format
 # (provider, libdpi, flows and their tests) is clang-format clean.  The
-# clang-tidy half is `make tidy` (tools/style.sh --tidy): at ~15 s of CPU a
+# clang-tidy half is `make tidy` (tools/style.sh --tidy): at ~18 s of CPU a
 # file it would cost make check several minutes.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
