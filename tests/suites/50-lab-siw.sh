@@ -25,21 +25,12 @@ else
 	exit 1
 fi
 
-# start_lab NAME ARGS...: lab run in the background, into $out/NAME.log.
-# The pair and trio runs need no fresh host between them, so they run
-# together (each its own boot; the lab's slots bound how many at once).
-declare -A lab_pid
-start_lab() {
-	local name=$1
-	shift
-	"$lab" run --name "siw-$name" --out "$out/$name" "$@" >"$out/$name.log" 2>&1 &
-	lab_pid[$name]=$!
-}
-# run_lab NAME: wait for it, pass its PASS/FAIL/SKIP lines through.
+# run_lab NAME ARGS...: lab run, pass its PASS/FAIL/SKIP lines through.
 run_lab() {
 	local name=$1 rc
+	shift
 	echo "=== lab run $name"
-	wait "${lab_pid[$name]}"
+	"$lab" run --name "siw-$name" --out "$out/$name" "$@" >"$out/$name.log" 2>&1
 	rc=$?
 	sed 's/^\(PASS\|FAIL\|SKIP\):/  &/' "$out/$name.log" | grep -v '^g[0-9]*| ping data\|^g[0-9]*| server ping data'
 	grep -E '^(PASS|FAIL|SKIP):' "$out/$name.log"
@@ -56,10 +47,7 @@ tshark_count() {
 }
 
 pcap=$out/pair.pcap
-pcap3=$out/trio.pcap
-start_lab pair -n 2 --capture "$pcap" --timeout 900 -- "$scen" pair
-start_lab trio -n 3 --capture "$pcap3" --timeout 900 -- "$scen" trio
-run_lab pair
+run_lab pair -n 2 --capture "$pcap" --timeout 900 -- "$scen" pair
 if [ -s "$pcap" ]; then
 	tshark -r "$pcap" -q -z io,phs 2>/dev/null | sed 's/^/  /'
 	# What rping and ib_write_bw must have put on the wire.  Wireshark's
@@ -85,7 +73,8 @@ else
 	fail "lab-siw/capture" "no capture at $pcap"
 fi
 
-run_lab trio
+pcap3=$out/trio.pcap
+run_lab trio -n 3 --capture "$pcap3" --timeout 900 -- "$scen" trio
 # The hub capture on guest 1's port must hold both guests' MPA handshakes.
 for g in 2 3; do
 	n=$(tshark_count "$pcap3" "ip.src == 192.0.2.$g && iwarp_mpa.key.req")
