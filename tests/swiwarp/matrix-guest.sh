@@ -49,7 +49,7 @@ set_param() {
 }
 
 step_prefix=matrix/$mode
-# check_rping, check_perf and step
+# rping_log_why, check_perf and step
 # shellcheck source=tests/swiwarp/guest-steps.sh
 source "$LAB_TOP/tests/swiwarp/guest-steps.sh"
 

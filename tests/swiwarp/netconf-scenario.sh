@@ -125,7 +125,7 @@ persistent() {
 		rc=$?
 		why=
 		[ $rc -ne 0 ] && why="client exit $rc: $(grep -v 'ping data' "$work/$tag-$name.log" | tail -n 2 | tr '\n' ' ' | cut -c1-200)"
-		[ -z "$why" ] && why=$(check_rping "$work/$tag-$name.log" 5 200 "ping data: ")
+		[ -z "$why" ] && why=$(rping_log_why "$work/$tag-$name.log" 5 200 "ping data: ")
 		if [ -z "$why" ]; then lab_pass "netconf/$tag-$name"
 		else lab_fail "netconf/$tag-$name" "$why"; fi
 	done

@@ -7,6 +7,8 @@
 #                        rping (64 bytes) in both roles, ib_write_bw -R
 # Every check prints one PASS:/FAIL:/SKIP: line (names carry the guest id).
 source "$LAB_TOP/tests/lab/lib.sh"
+# shellcheck source=tests/swiwarp/guest-steps.sh
+source "$LAB_TOP/tests/swiwarp/guest-steps.sh"
 mode=${1:?usage: scenario.sh pair|interop}
 me=g$LAB_ID
 work=$LAB_OUT/swiwarp-$mode
@@ -58,15 +60,7 @@ check_rping() {
 	if [ "$rc" -ne 0 ]; then
 		why="rping exited $rc: $(grep -v 'ping data' "$log" | tail -n 2 | tr '\n' ' ' | cut -c1-160)"
 	else
-		why=$(awk -v n="$count" -v sz="$size" -v pre="$prefix" '
-			/[Ee]rror|mismatch/ { print "rping said: " $0; bad = 1; exit }
-			index($0, pre) == 1 {
-				s = substr($0, length(pre) + 1)
-				if (index(s, "rdma-ping-" k + 0 ": ") != 1) { print "ping " k + 0 " missing or out of order"; bad = 1; exit }
-				if (length(s) != sz - 1) { print "ping " k + 0 ": " length(s) + 1 " bytes, want " sz; bad = 1; exit }
-				k++
-			}
-			END { if (!bad && k != n) print "saw " k + 0 " pings, want " n }' "$log")
+		why=$(rping_log_why "$log" "$count" "$size" "$prefix")
 	fi
 	if [ -z "$why" ]; then lab_pass "$name"; else lab_fail "$name" "$why"; fi
 }
