@@ -25,6 +25,11 @@
  * prints how long the error took to arrive and how many WRs were flushed,
  * tears everything down and exits 3.  Without a fault it exits 0.
  *
+ * SIGUSR1 ends the client's run early, exactly as if SECS were up (BYE,
+ * verify): a test can keep the traffic going for as long as it needs it
+ * (a long SECS) and stop it when its fault step is done, instead of
+ * guessing a SECS that outlasts the step on a guest of unknown speed.
+ *
  * Exit status: 0 all data verified; 1 verification failed or protocol
  * error; 2 setup failed; 3 fault seen and handled (-F); 4 stall (no progress
  * for STALL_S seconds).
@@ -33,6 +38,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -117,6 +123,13 @@ static uint32_t rnd(uint32_t n)
 
 static int stall_s = 60;
 static bool fault_mode;
+static volatile sig_atomic_t stop_asked;	/* SIGUSR1 */
+
+static void ask_stop(int sig)
+{
+	(void)sig;
+	stop_asked = 1;
+}
 
 #define WRID(qp, kind, slot) (((uint64_t)(qp) << 32) | ((uint64_t)(kind) << 24) | (slot))
 #define WR_QP(w) ((uint32_t)((w) >> 32))
@@ -557,8 +570,14 @@ static int client(const char *addr, const char *port, int nqp, int secs)
 	while (done < nqp) {
 		struct ibv_wc wc[64];
 		struct rdma_cm_event *ev;
-		bool stop = now_ms() >= end || err_at;
+		bool stop = now_ms() >= end || err_at || stop_asked;
 		int k;
+
+		if (stop_asked == 1) {	/* once; the log shows when it came */
+			stop_asked = 2;
+			printf("soak client: SIGUSR1 after %.1f s, ending the run\n",
+			       (now_ms() - t0) / 1000.0);
+		}
 
 		/* post work */
 		for (i = 0; i < nqp && !err_at; i++) {
@@ -838,6 +857,8 @@ int main(int argc, char **argv)
 	uint64_t seed = 20261122;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* no SA_RESTART needed: the run loop only polls with timeout 0 */
+	sigaction(SIGUSR1, &(struct sigaction){ .sa_handler = ask_stop }, NULL);
 	if (argc < 4) {
 		fprintf(stderr, "usage: swiwarp-soak server|client ADDR PORT [-q NQP] [-t SECS] "
 				"[-s SEED] [-w STALL_S] [-F]\n");
