@@ -14,7 +14,9 @@
 #   link_flap    guest 2: ip link set eth0 down, 3 s, up; then a fresh run
 #                must pass (recover)
 #   rmmod_busy   rmmod swiwarp on guest 1 during a run must be refused
-#                (EBUSY) and the run must go on and verify
+#                (EBUSY) and the run must go on and verify; guest 2's client
+#                streams until guest 1 has tried (then SIGUSR1 ends its run),
+#                and guest 2 checks that it was still streaming by then
 #   link_delete  rdma link delete on guest 1 during a run: must finish, the
 #                apps must end (with an error), the device must go
 #   netdev_gone  a macvlan on each guest carries swiwarp1; guest 1 deletes
@@ -47,16 +49,20 @@ server() {
 # is measured on this guest's clock: the lab's guests may keep very
 # different time (one whose TSC calibration failed ran ~9x slow, so a
 # "sleep 4" there outlasted a whole 10 s run).
+# Right after the barrier it runs $at_go (if set; a function) with the
+# client's pid, SECS and the time streaming began ($SECONDS).
 client() {
-	local t0=$SECONDS cpid
+	local t0=$SECONDS cpid ts
 	timeout 600 "$soak" client "${4:-$LAB_PEER_IP}" "$2" -q $nqp -t "$3" -w 90 -F \
 		>"$LAB_OUT/$1-client.out" 2>&1 &
 	cpid=$!
 	lab_wait_output "$LAB_OUT/$1-client.out" 'QPs connected' $cpid 120
-	echo "[$1] streaming after $((SECONDS - t0)) s"
+	ts=$SECONDS
+	echo "[$1] streaming after $((ts - t0)) s"
 	[ -n "${on_stream:-}" ] && bash -c "$on_stream" &
 	kill -0 $cpid 2>/dev/null && sleep "${lead:-5}"
 	lab_barrier "$1-go" 300
+	[ -n "${at_go:-}" ] && "$at_go" $cpid "$3" $ts
 	wait $cpid
 	crc=$?
 	took=$((SECONDS - t0))
@@ -215,18 +221,49 @@ if [ "$LAB_ID" = 1 ]; then
 	server rmmod_busy 7205
 	lab_barrier rb-listen 120
 	lab_barrier rmmod_busy-go 300
+	# guest 2 checks that its client was still streaming when this is
+	# done (rb_live), so a success here is a module unloaded under live
+	# QPs, not a run that had ended already
 	if rmmod swiwarp 2>"$LAB_OUT/rmmod_busy.err"; then
 		lab_fail "$p.rmmod_busy.refused" "rmmod succeeded with live QPs"
 	else
 		lab_pass "$p.rmmod_busy.refused ($(tr -d '\n' <"$LAB_OUT/rmmod_busy.err"))"
 	fi
+	lab_barrier rb-tried 300
 	wait $spid
 	src=$?
 	if [ $src -eq 0 ]; then lab_pass "$p.rmmod_busy.server"; else lab_fail "$p.rmmod_busy.server" "exit $src"; fi
 else
 	lab_barrier rb-listen 120
-	lead=2 client rmmod_busy 7205 10
-	if [ $crc -eq 0 ]; then lab_pass "$p.rmmod_busy.client (run verified)"; else lab_fail "$p.rmmod_busy.client" "exit $crc"; fi
+	# rb_live PID SECS TS (at_go of the client): wait until guest 1 has
+	# tried rmmod, then the client must still be streaming: alive, its run
+	# not ended (it prints no summary before it ends, and it ends on its
+	# own only SECS after TS); then end its run with SIGUSR1
+	rb_live() {
+		local why= soakpid
+		lab_barrier rb-tried 300 || why="guest 1 never finished trying rmmod"
+		# $1 is timeout(1), which SIGUSR1 would kill; the client is its child
+		soakpid=$(pgrep -P "$1" -x swiwarp-soak)
+		if [ -z "$why" ] && { [ -z "$soakpid" ] ||
+			! grep -qs '^State:[[:space:]]*[^Z]' /proc/"$soakpid"/status ||
+			grep -qE 'QPs, .* s: |STALL|FLUSH' "$LAB_OUT/rmmod_busy-client.out" ||
+			[ $((SECONDS - $3)) -ge $(($2 - 2)) ]; }; then
+			# either its run had ended (guest 1's refusal then proves
+			# nothing) or it had failed (as when the module went away)
+			why="the client was no longer streaming once guest 1 had tried rmmod ($(tail -n 1 "$LAB_OUT/rmmod_busy-client.out"))"
+		fi
+		[ -n "$soakpid" ] && kill -USR1 "$soakpid"
+		rb_why=$why
+	}
+	rb_why=
+	lead=2 at_go=rb_live client rmmod_busy 7205 240
+	if [ -n "$rb_why" ]; then
+		lab_fail "$p.rmmod_busy.client" "$rb_why (exit $crc)"
+	elif [ $crc -eq 0 ]; then
+		lab_pass "$p.rmmod_busy.client (streamed until guest 1 had tried rmmod, then verified; took ${took} s)"
+	else
+		lab_fail "$p.rmmod_busy.client" "exit $crc"
+	fi
 fi
 lab_barrier rb-done 120
 
