@@ -6,11 +6,16 @@
 # Each: the error reaches the app, every outstanding WR completes (flush),
 # nothing hangs, the module unloads, no kernel warning.  Results are
 # recorded in Documentation/robustness.md.
+# Guest 2 (the clients: errors and flushes reach the app, the link flap,
+# its rmmod) boots Debian 13's 6.12, guest 1 (the servers and the device
+# removals: rmmod refused, rdma link delete, macvlan deleted) stays on 6.1;
+# the names start with "g1-6.1,g2-6.12/" (Documentation/lab.md "Kernels").
 set -uo pipefail
 top=${SWIWARP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 export BUILD=${BUILD:-$top/build} SWIWARP_TOP=$top
 cd "$top" || exit 1
 source tests/robust/suite-lib.sh
 robust_prereq faults "$BUILD/tools/hostile/swiwarp-soak" || exit 0
+robust_mixed faults swiwarp || exit 0
 robust_lab faults "${FAULTS_TIMEOUT:-1800}" 1024 "tests/robust/faults-guest.sh"
 exit 0
