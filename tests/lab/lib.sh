@@ -25,6 +25,18 @@ lab_check() {
 	return $rc
 }
 
+# lab_klog [N]: the last N (default 2) kernel messages of swiwarp and siw
+# other than their load banners, on one line, for a FAIL reason: CI shows
+# only the result lines, and why a connection went down (a Terminate, an
+# RX error, an MPA timeout) is in the guest's kernel log.
+lab_klog() {
+	local l
+	l=$(dmesg 2>/dev/null | grep -E '(swiwarp|siw)[: ]' |
+		grep -vE 'taints kernel|verification failed|MPA CRC with|loaded \(ABI|siw: device registered' |
+		tail -n "${1:-2}" | sed 's/^\[ *[0-9.]*\] //' | tr '\n' ' ' | cut -c1-300)
+	echo "kernel: ${l:-nothing from swiwarp/siw}"
+}
+
 # lab_finish: exit 1 if any lab_fail was reported in this shell, else 0.
 lab_finish() { [ "$LAB_FAILURES" -eq 0 ]; exit $?; }
 

@@ -82,12 +82,12 @@ verify_pair() {
 			lab_pass "$mode/$tag-$me"
 		else
 			why=$(cat "$log" "$work/$tag-c.err" | grep -E '^BAD|data-verify:' | head -n 3 | tr '\n' ' ')
-			lab_fail "$mode/$tag-$me" "exit $rc_c: ${why:-$(tail -n 2 "$log" | tr '\n' ' ')}"
+			lab_fail "$mode/$tag-$me" "exit $rc_c: ${why:-$(tail -n 2 "$log" | tr '\n' ' ')}; $(lab_klog)"
 		fi
 		grep -E '^(ok|BAD)' "$log" | tr '\n' ' ' | cut -c1-600
 		echo
 	elif [ $rc_s -ne 0 ]; then
-		lab_fail "$mode/$tag-server-$me" "exit $rc_s: $(cat "$work/$tag-s.log" "$work/$tag-s.err" | tail -n 2 | tr '\n' ' ')"
+		lab_fail "$mode/$tag-server-$me" "exit $rc_s: $(cat "$work/$tag-s.log" "$work/$tag-s.err" | tail -n 2 | tr '\n' ' '); $(lab_klog)"
 	fi
 }
 
@@ -136,10 +136,10 @@ rping_pair() {
 		rping -c -a "192.0.2.$sid" -C "$count" -S "$size" -v -V -p $port
 	if [ "$LAB_ID" != "$sid" ]; then
 		why=$(check_rping "$work/$tag-c.log" $rc_c "$count" "$size" "ping data: ")
-		if [ -z "$why" ]; then lab_pass "$mode/$tag-client-$me"; else lab_fail "$mode/$tag-client-$me" "$why"; fi
+		if [ -z "$why" ]; then lab_pass "$mode/$tag-client-$me"; else lab_fail "$mode/$tag-client-$me" "$why; $(lab_klog)"; fi
 	else
 		why=$(check_rping "$work/$tag-s.log" $rc_s "$count" "$size" "server ping data: ")
-		if [ -z "$why" ]; then lab_pass "$mode/$tag-server-$me"; else lab_fail "$mode/$tag-server-$me" "$why"; fi
+		if [ -z "$why" ]; then lab_pass "$mode/$tag-server-$me"; else lab_fail "$mode/$tag-server-$me" "$why; $(lab_klog)"; fi
 	fi
 }
 
@@ -158,10 +158,10 @@ readbw_pair() {
 			lab_pass "$mode/$tag-client-$me"
 			echo "$tag: $bw Gb/s average (TCG guest, not a benchmark)"
 		else
-			lab_fail "$mode/$tag-client-$me" "exit $rc_c, average '$bw': $(cat "$work/$tag-c.log" "$work/$tag-c.err" | tail -n 3 | tr '\n' ' ' | cut -c1-160)"
+			lab_fail "$mode/$tag-client-$me" "exit $rc_c, average '$bw': $(cat "$work/$tag-c.log" "$work/$tag-c.err" | tail -n 3 | tr '\n' ' ' | cut -c1-160); $(lab_klog)"
 		fi
 	elif [ $rc_s -ne 0 ]; then
-		lab_fail "$mode/$tag-server-$me" "exit $rc_s: $(cat "$work/$tag-s.log" "$work/$tag-s.err" | tail -n 3 | tr '\n' ' ' | cut -c1-160)"
+		lab_fail "$mode/$tag-server-$me" "exit $rc_s: $(cat "$work/$tag-s.log" "$work/$tag-s.err" | tail -n 3 | tr '\n' ' ' | cut -c1-160); $(lab_klog)"
 	else
 		lab_pass "$mode/$tag-server-$me"
 	fi
