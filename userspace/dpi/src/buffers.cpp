@@ -132,34 +132,39 @@ std::shared_ptr<Buffer> BufferTable::local_region(const std::string &name) const
 	return it->second;
 }
 
-std::optional<int> BufferTable::directory_owner(const std::string &name) const
+std::optional<int> BufferTable::owner_in(const OwnerMap &owners, const std::string &name) const
 {
 	std::lock_guard<std::mutex> g(mu_);
-	auto it = directory_.find(name);
-	if (it == directory_.end())
+	auto it = owners.find(name);
+	if (it == owners.end())
 		return std::nullopt;
 	return it->second;
+}
+
+void BufferTable::set_owner(OwnerMap &owners, const std::string &name, int node)
+{
+	std::lock_guard<std::mutex> g(mu_);
+	owners[name] = node;
+}
+
+std::optional<int> BufferTable::directory_owner(const std::string &name) const
+{
+	return owner_in(directory_, name);
 }
 
 void BufferTable::enroll(const std::string &name, int node)
 {
-	std::lock_guard<std::mutex> g(mu_);
-	directory_[name] = node;
+	set_owner(directory_, name, node);
 }
 
 std::optional<int> BufferTable::cached_owner(const std::string &name) const
 {
-	std::lock_guard<std::mutex> g(mu_);
-	auto it = known_owner_.find(name);
-	if (it == known_owner_.end())
-		return std::nullopt;
-	return it->second;
+	return owner_in(known_owner_, name);
 }
 
 void BufferTable::remember_owner(const std::string &name, int node)
 {
-	std::lock_guard<std::mutex> g(mu_);
-	known_owner_[name] = node;
+	set_owner(known_owner_, name, node);
 }
 
 std::shared_ptr<Buffer> BufferTable::claim_consumer(const std::string &name, std::chrono::milliseconds wait)

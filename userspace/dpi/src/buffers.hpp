@@ -108,14 +108,20 @@ public:
 	void clear();
 
 private:
+	// name -> owner node: the directory and this process's cache.
+	using OwnerMap = std::map<std::string, int>;
+
 	[[nodiscard]] std::string no_buffer(const std::string &name) const;
+	// The owner of `name` in `owners` / set it (each takes mu_).
+	[[nodiscard]] std::optional<int> owner_in(const OwnerMap &owners, const std::string &name) const;
+	void set_owner(OwnerMap &owners, const std::string &name, int node);
 
 	const int node_id_;
 	mutable std::mutex mu_;
 	mutable std::condition_variable cv_;
 	std::map<std::string, std::shared_ptr<Buffer>> buffers_;
-	std::map<std::string, int> directory_;
-	std::map<std::string, int> known_owner_;
+	OwnerMap directory_;
+	OwnerMap known_owner_;
 	uint64_t next_id_ = 1;
 };
 
