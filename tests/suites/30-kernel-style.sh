@@ -60,15 +60,17 @@ fi
 # verdicts in file order.
 files=$(git ls-files 'kernel/*.c' 'kernel/*.h'; echo include/uapi/swiwarp-abi.h)
 mkdir -p "$scratch/cp"
+# cp_out CHECKPATCH FILE: where that checkpatch's verdict on FILE goes.
+cp_out() { echo "$scratch/cp/${2//\//_}.$(echo "$1" | md5sum | cut -c1-8)"; }
 for cp in "${cps[@]}"; do
 	for f in $files; do
-		printf '%s\0%s\0%s\0' "$cp" "$f" "$scratch/cp/${f//\//_}.$(echo "$cp" | md5sum | cut -c1-8)"
+		printf '%s\0%s\0%s\0' "$cp" "$f" "$(cp_out "$cp" "$f")"
 	done
 done | xargs -0 -n 3 -P "${CHECKPATCH_JOBS:-2}" sh -c '"$1" --strict --no-tree --terse -f "$2" >"$3" 2>&1' _
 for f in $files; do
 	out=
 	for cp in "${cps[@]}"; do
-		o=$scratch/cp/${f//\//_}.$(echo "$cp" | md5sum | cut -c1-8)
+		o=$(cp_out "$cp" "$f")
 		if [ -f "$o" ]; then out+=$(cat "$o"); else out+="($cp did not run on $f)"; fi
 	done
 	if [ -z "$out" ]; then
