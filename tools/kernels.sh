@@ -18,6 +18,21 @@
 #                             "default" is the default above
 #   kernels.sh kdir KVER      the headers directory of release KVER
 #   kernels.sh source KVER    Debian's linux-source tarball of KVER's series
+#   kernels.sh image KVER     the bootable image of KVER (/boot/vmlinuz-KVER, or
+#                             a debug kernel's bzImage)
+#   kernels.sh moddir KVER    the modules directory of KVER (/lib/modules/KVER,
+#                             or a debug kernel's)
+#   kernels.sh config KVER    the kernel config of KVER (/boot/config-KVER, or
+#                             a debug kernel's .config)
+#   kernels.sh debug-cache    where debug kernels are built
+#
+# Debug kernels (issue 15: KASAN, lockdep, ...) are built by
+# tools/debug-kernel.sh into $SWIWARP_DEBUG_KERNELS/<series>/ and never
+# installed: `resolve debug` (the newest) or `resolve debug-<series>` names
+# one, and image, moddir, kdir and source know them.  They are never the
+# default and are listed by `headers` only with SWIWARP_WITH_DEBUG_KERNELS=1
+# (SWIWARP_WITH_DEBUG_KERNELS=1 make -C kernel builds swiwarp.ko for them
+# too), so an ordinary build or lab run never picks one.
 #
 # KVER is the kernel release (uname -r), e.g. 6.1.0-56-amd64; Debian's
 # include/config/kernel.release holds the upstream version instead, so it is
@@ -25,16 +40,40 @@
 set -euo pipefail
 
 DEFAULT_SERIES=6.1
+DEBUG_KERNELS=${SWIWARP_DEBUG_KERNELS:-/var/cache/swiwarp/debug-kernel}
 
 die() { echo "kernels.sh: $*" >&2; exit 1; }
 
-headers() {
+# debug_kernels: "KVER DIR" of every built debug kernel (DIR holds src/,
+# root/lib/modules/KVER/ and release; tools/debug-kernel.sh).
+debug_kernels() {
+	local d v
+	for d in "$DEBUG_KERNELS"/*/; do
+		d=${d%/}
+		[ -s "$d/release" ] || continue
+		v=$(cat "$d/release")
+		[ -f "$d/src/arch/x86/boot/bzImage" ] && [ -f "$d/root/lib/modules/$v/modules.dep" ] &&
+			echo "$v $d"
+	done | sort -V
+}
+debug_dir() { awk -v v="$1" '$1 == v { print $2 }' < <(debug_kernels); }
+
+installed_headers() {
 	local d v
 	for d in /usr/src/linux-headers-*; do
 		[ -f "$d/Makefile" ] && [ -f "$d/include/generated/utsrelease.h" ] || continue
 		v=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' "$d/include/generated/utsrelease.h")
 		[ -n "$v" ] && echo "$v $d"
 	done | sort -V
+}
+
+headers() {
+	{
+		installed_headers
+		if [ "${SWIWARP_WITH_DEBUG_KERNELS:-0}" = 1 ]; then
+			debug_kernels | awk '{ print $1, $2 "/src" }'
+		fi
+	} | sort -V
 }
 
 images() {
@@ -55,7 +94,7 @@ newest_of() {
 
 default_kver() {
 	local all v
-	all=$(headers)
+	all=$(installed_headers)
 	v=$(newest_of "$DEFAULT_SERIES" <<<"$all")
 	[ -n "$v" ] || v=$(awk '{print $1}' <<<"$all" | tail -n 1)
 	[ -n "$v" ] || die "no kernel headers installed (apt-get install linux-headers-amd64)"
@@ -75,12 +114,21 @@ resolve() {
 		fi
 	elif grep -qxF "$name" <<<"$all"; then
 		v=$name
+	elif [ "$name" = debug ]; then
+		v=$(debug_kernels | awk '{ print $1 }' | tail -n 1)
+	elif [[ $name =~ ^debug-([0-9]+\.[0-9]+)$ ]]; then
+		v=$(debug_kernels | newest_of "${BASH_REMATCH[1]}")
+	elif [ -n "$(debug_dir "$name")" ]; then
+		v=$name
 	elif [[ $name =~ ^[0-9]+\.[0-9]+$ ]]; then
 		v=$(newest_of "$name" <<<"$all")
 	else
 		v=
 	fi
-	[ -n "$v" ] || die "no installed kernel image for '$name' (installed: $(echo $all))"
+	[ -n "$v" ] || case $name in
+		debug*) die "no debug kernel '$name' built (tools/debug-kernel.sh build [SERIES])" ;;
+		*) die "no installed kernel image for '$name' (installed: $(echo $all))" ;;
+		esac
 	echo "$v"
 }
 
@@ -90,6 +138,8 @@ kdir() {
 		echo "/usr/src/linux-headers-$v"
 	elif [ -f "/lib/modules/$v/build/Makefile" ]; then
 		echo "/lib/modules/$v/build"
+	elif [ -n "$(debug_dir "$v")" ]; then
+		echo "$(debug_dir "$v")/src"
 	else
 		die "no headers for $v (apt-get install linux-headers-$v)"
 	fi
@@ -104,6 +154,39 @@ source_tar() {
 	die "no /usr/src/linux-source-$series.tar.* (apt-get install linux-source-$series)"
 }
 
+image() {
+	local v=$1
+	if [ -f "/boot/vmlinuz-$v" ]; then
+		echo "/boot/vmlinuz-$v"
+	elif [ -n "$(debug_dir "$v")" ]; then
+		echo "$(debug_dir "$v")/src/arch/x86/boot/bzImage"
+	else
+		die "no image of $v (apt-get install linux-image-$v)"
+	fi
+}
+
+moddir() {
+	local v=$1
+	if [ -f "/lib/modules/$v/modules.dep" ]; then
+		echo "/lib/modules/$v"
+	elif [ -n "$(debug_dir "$v")" ]; then
+		echo "$(debug_dir "$v")/root/lib/modules/$v"
+	else
+		die "no modules of $v (apt-get install linux-image-$v)"
+	fi
+}
+
+config() {
+	local v=$1
+	if [ -f "/boot/config-$v" ]; then
+		echo "/boot/config-$v"
+	elif [ -n "$(debug_dir "$v")" ]; then
+		echo "$(debug_dir "$v")/src/.config"
+	else
+		die "no config of $v (apt-get install linux-image-$v)"
+	fi
+}
+
 case ${1:-} in
 headers) headers ;;
 images) images ;;
@@ -111,5 +194,9 @@ default) default_kver ;;
 resolve) resolve "${2:?kernels.sh resolve NAME}" ;;
 kdir) kdir "${2:?kernels.sh kdir KVER}" ;;
 source) source_tar "${2:?kernels.sh source KVER}" ;;
+image) image "${2:?kernels.sh image KVER}" ;;
+moddir) moddir "${2:?kernels.sh moddir KVER}" ;;
+config) config "${2:?kernels.sh config KVER}" ;;
+debug-cache) echo "$DEBUG_KERNELS" ;;
 *) sed -n '2,/^set /{/^#/s/^# \{0,1\}//p}' "$0" >&2; exit 2 ;;
 esac

@@ -21,10 +21,11 @@ while read -r m; do
 	insmod "/lib/modules/$m" || panic "insmod $m failed"
 done </modules.list
 
-id=
+id= moddir=
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	lab.id=*) id=${arg#lab.id=} ;;
+	lab.moddir=*) moddir=${arg#lab.moddir=} ;;
 	esac
 done
 [ -n "$id" ] || panic "no lab.id= on the kernel command line"
@@ -38,6 +39,13 @@ mkdir -p /upper/data /upper/work
 mount -t overlay -o lowerdir=/lower,upperdir=/upper/data,workdir=/upper/work \
 	overlay /newroot || panic "cannot mount the overlay root"
 mkdir -p /newroot/lab/out
+# A kernel not installed on the host (a debug kernel): its modules, in the
+# host's cache, appear where modprobe looks for them.
+if [ -n "$moddir" ]; then
+	[ -f "/newroot$moddir/modules.dep" ] || panic "no modules at $moddir (lab.moddir)"
+	mkdir -p /newroot/lib/modules
+	ln -sfn "$moddir" "/newroot/lib/modules/$(uname -r)" || panic "cannot link $moddir"
+fi
 # No caching on the results share: the host and the other guests must see
 # every write at once (lab_barrier relies on it).
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 labout /newroot/lab/out ||

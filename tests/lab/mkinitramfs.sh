@@ -10,7 +10,10 @@ BUILD=${BUILD:-$top/build}
 # The guest kernel: a release, a series (6.1, 6.12) or "default"
 # (tools/kernels.sh resolve); tests/lab/lab passes the release.
 KVER=$("$top/tools/kernels.sh" resolve "${LAB_KVER:-default}") || exit 1
-moddir=/lib/modules/$KVER
+moddir=$("$top/tools/kernels.sh" moddir "$KVER") || exit 1
+# modprobe's root: a debug kernel's install root; none for Debian's.
+modroot=()
+[ "$moddir" = "/lib/modules/$KVER" ] || modroot=(-d "${moddir%/lib/modules/"$KVER"}")
 busybox=${LAB_BUSYBOX:-/bin/busybox}
 
 die() { echo "mkinitramfs: $*" >&2; exit 1; }
@@ -26,7 +29,7 @@ for m in virtio_pci 9pnet_virtio 9p overlay; do
 		[ "$cmd" = insmod ] || continue
 		rel=${path#"$moddir"/}
 		case " ${mods[*]-} " in *" $rel "*) ;; *) mods+=("$rel") ;; esac
-	done < <(modprobe -S "$KVER" --show-depends "$m")
+	done < <(modprobe "${modroot[@]}" -S "$KVER" --show-depends "$m")
 done
 [ ${#mods[@]} -gt 0 ] || die "could not resolve module dependencies"
 
