@@ -12,8 +12,8 @@
 #            buffer as soon as it completes
 #   interop  upstream siw (guest 1) <-> swiwarp (guest 2), both on 6.1:
 #            data-verify and rping 60 KB with either side as server,
-#            ib_read_bw -R both ways (Documentation/lab.md "Kernels":
-#            what runs on 6.12)
+#            ib_read_bw -R both ways (swiwarp on 6.12 against siw is in
+#            62-swiwarp-matrix)
 # The lab's dmesg scanner fails a run on any kernel warning or lockup.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
