@@ -132,16 +132,26 @@ resolve() {
 	echo "$v"
 }
 
+# installed_or_debug KVER PATH PROBE DEBUG_PATH WHAT PACKAGE: a file or
+# directory of kernel KVER: Debian's PATH (installed by PACKAGE) if PATH/PROBE
+# is a file (PROBE "": PATH itself), else DEBUG_PATH inside KVER's debug
+# kernel directory.
+installed_or_debug() {
+	local v=$1 path=$2 probe=$3 sub=$4 what=$5 pkg=$6 d
+	if [ -f "$path${probe:+/$probe}" ]; then
+		echo "$path"
+		return 0
+	fi
+	d=$(debug_dir "$v")
+	[ -n "$d" ] || die "no $what for $v (apt-get install $pkg)"
+	echo "$d/$sub"
+}
+
 kdir() {
-	local v=$1
-	if [ -f "/usr/src/linux-headers-$v/Makefile" ]; then
-		echo "/usr/src/linux-headers-$v"
-	elif [ -f "/lib/modules/$v/build/Makefile" ]; then
-		echo "/lib/modules/$v/build"
-	elif [ -n "$(debug_dir "$v")" ]; then
-		echo "$(debug_dir "$v")/src"
+	if [ -f "/usr/src/linux-headers-$1/Makefile" ]; then
+		echo "/usr/src/linux-headers-$1"
 	else
-		die "no headers for $v (apt-get install linux-headers-$v)"
+		installed_or_debug "$1" "/lib/modules/$1/build" Makefile src headers "linux-headers-$1"
 	fi
 }
 
@@ -154,38 +164,9 @@ source_tar() {
 	die "no /usr/src/linux-source-$series.tar.* (apt-get install linux-source-$series)"
 }
 
-image() {
-	local v=$1
-	if [ -f "/boot/vmlinuz-$v" ]; then
-		echo "/boot/vmlinuz-$v"
-	elif [ -n "$(debug_dir "$v")" ]; then
-		echo "$(debug_dir "$v")/src/arch/x86/boot/bzImage"
-	else
-		die "no image of $v (apt-get install linux-image-$v)"
-	fi
-}
-
-moddir() {
-	local v=$1
-	if [ -f "/lib/modules/$v/modules.dep" ]; then
-		echo "/lib/modules/$v"
-	elif [ -n "$(debug_dir "$v")" ]; then
-		echo "$(debug_dir "$v")/root/lib/modules/$v"
-	else
-		die "no modules of $v (apt-get install linux-image-$v)"
-	fi
-}
-
-config() {
-	local v=$1
-	if [ -f "/boot/config-$v" ]; then
-		echo "/boot/config-$v"
-	elif [ -n "$(debug_dir "$v")" ]; then
-		echo "$(debug_dir "$v")/src/.config"
-	else
-		die "no config of $v (apt-get install linux-image-$v)"
-	fi
-}
+image() { installed_or_debug "$1" "/boot/vmlinuz-$1" "" src/arch/x86/boot/bzImage image "linux-image-$1"; }
+moddir() { installed_or_debug "$1" "/lib/modules/$1" modules.dep "root/lib/modules/$1" modules "linux-image-$1"; }
+config() { installed_or_debug "$1" "/boot/config-$1" "" src/.config config "linux-image-$1"; }
 
 case ${1:-} in
 headers) headers ;;
