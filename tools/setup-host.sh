@@ -19,8 +19,9 @@ packages=(
 	# RDMA userspace: libraries, our provider's build deps, test apps
 	rdma-core ibverbs-utils rdmacm-utils perftest libibverbs-dev librdmacm-dev
 	ibverbs-providers strace
-	# kernel RDMA consumers in the lab (tests/suites/66-ulp-nvmeof.sh)
-	nvme-cli fio
+	# kernel RDMA consumers in the lab (tests/suites/66-ulp-nvmeof.sh):
+	# NVMe-oF, and NFS over RDMA (nfsd's helpers and mount.nfs)
+	nvme-cli fio nfs-kernel-server
 	# captures and dissection
 	tshark wireshark-dev tcpdump
 	# README screenshot of the Wireshark GUI (tests/dissector/screenshot.sh)

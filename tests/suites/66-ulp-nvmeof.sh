@@ -6,8 +6,9 @@
 # null_blk namespace, fio with crc32c verification (sequential and
 # random, 4 KiB..1 MiB, iodepth 32, two I/O queues), nvme reset during
 # verified I/O, a disconnect during I/O; upstream siw as host against a
-# swiwarp target and as target for a swiwarp host; then all modules
-# unloaded.  The lab's dmesg scanner fails the boot on any kernel warning.
+# swiwarp target and as target for a swiwarp host; NFS v4.2 over RDMA
+# (nfsd with svcrdma on guest 1, a swiwarp and a siw xprtrdma client at
+# once; tests/ulp/nfsrdma.sh); then all modules unloaded.  The lab's dmesg scanner fails the boot on any kernel warning.
 # Guest 1, the swiwarp target (nvmet-rdma: the target's write path, its
 # RDMA Reads of the host's data), boots Debian 13's 6.12 (issue 16); guest
 # 2 (swiwarp host) and guest 3 (siw) Debian 12's 6.1.  Result names start
@@ -18,7 +19,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 source "$top/tests/swiwarp/suite-lib.sh"
 t0=$SECONDS
 swiwarp_suite_start ulp-nvmeof "${NVMEOF_OUT:-$BUILD/lab/suite-nvmeof}" || exit 0
-for b in nvme fio; do
+for b in nvme fio rpc.nfsd mount.nfs; do
 	if ! command -v "$b" >/dev/null; then
 		skip ulp-nvmeof/lab "$b not installed (tools/setup-host.sh)"
 		exit 0

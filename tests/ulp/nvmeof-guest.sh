@@ -14,12 +14,20 @@
 #   siw-host  g3 -> g1  siw host, swiwarp target, at the same time as ss on
 #                  other blocks of the same namespaces
 #   siw-tgt   g2 -> g3  swiwarp host, siw target, after both
+#   nfs  g2, g3 -> g1  NFS v4.2 over RDMA (tests/ulp/nfsrdma.sh): g1's nfsd
+#                  (started at boot, so its grace period is over) serves
+#                  the swiwarp (g2) and the siw (g3) client at once; each
+#                  writes, reads back over the wire and compares, and g1
+#                  compares what landed in its export
 # Then every guest takes its targets down and unloads nvme-rdma, nvmet-rdma
-# and its RDMA driver.  Result names: nvmeof/PHASE/CHECK.
+# and its RDMA driver, and stops nfsd.  Result names: nvmeof/PHASE/CHECK
+# and nfsrdma/CLIENT/CHECK.
 # NVMEOF_MB (default 2) is the size of most fio jobs in MiB (the 4 KiB
 # jobs move half of it): the lab checks correctness under TCG, not speed.
 # shellcheck source=tests/lab/lib.sh
 source "$LAB_TOP/tests/lab/lib.sh"
+# shellcheck source=tests/ulp/nfsrdma.sh
+source "$LAB_TOP/tests/ulp/nfsrdma.sh"
 work=$LAB_OUT/nvmeof
 mkdir -p "$work"
 MB=${NVMEOF_MB:-2}
@@ -44,6 +52,9 @@ lab_pass "nvmeof/load-$drv-g$LAB_ID"
 # controller's block devices are easy to find.
 modprobe nvme_core multipath=N
 modprobe -a nvme-rdma nvmet-rdma || lab_fail "nvmeof/modprobe-g$LAB_ID" "nvme-rdma/nvmet-rdma"
+if [ "$LAB_ID" != 1 ] && ! nfs_client_prepare; then
+	lab_fail "nfsrdma/modprobe-g$LAB_ID" "rpcrdma/nfsv4"
+fi
 # configfs was mounted at boot only if the module was there already.
 mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
 
@@ -104,6 +115,16 @@ if [ "$LAB_ID" = 1 ]; then
 elif [ "$LAB_ID" = 3 ]; then
 	truncate -s 64M $img/t3-ns1.img
 	lab_check nvmeof/t3-target-up target_up t3 $img/t3-ns1.img
+fi
+# NFS server on g1 now: its grace period runs out during the NVMe phases.
+nfs_up=0
+if [ "$LAB_ID" = 1 ]; then
+	if nfs_server_up >"$work/nfs-server-up.log" 2>&1; then
+		nfs_up=1
+		lab_pass "nfsrdma/server-up"
+	else
+		lab_fail "nfsrdma/server-up" "$(tail -n 3 "$work/nfs-server-up.log" | tr '\n' ' ' | cut -c1-200)"
+	fi
 fi
 lab_barrier targets 300 || lab_fail "nvmeof/barrier-targets-g$LAB_ID"
 
@@ -249,6 +270,20 @@ if [ "$LAB_ID" = 2 ]; then
 	fi
 fi
 lab_barrier phase-siw-tgt 1200 || lab_fail "nvmeof/barrier-siw-tgt-g$LAB_ID"
+
+# ---- phase nfs: the swiwarp (g2) and the siw (g3) client -> swiwarp nfsd (g1)
+if [ "$LAB_ID" = 2 ]; then
+	lab_delay_egress 0 # phase siw-tgt's workaround; NFS talks to swiwarp
+	nfs_client_check swiwarp-client "${NFS_MB:-2}"
+elif [ "$LAB_ID" = 3 ]; then
+	nfs_client_check siw-client "${NFS_MB:-2}"
+fi
+lab_barrier phase-nfs 900 || lab_fail "nvmeof/barrier-nfs-g$LAB_ID"
+if [ "$LAB_ID" = 1 ] && [ $nfs_up = 1 ]; then
+	nfs_server_check swiwarp-client
+	nfs_server_check siw-client
+	lab_check "nfsrdma/server-down" nfs_server_down
+fi
 
 # ------------------------------------------------------------- unload
 unload() {
