@@ -104,6 +104,97 @@ lab_barrier() {
 	return 1
 }
 
+# lab_pair TAG SERVER_ID CLIENT_ID TIMEOUT PORT SOUT COUT -- SERVER_CMD... -- CLIENT_CMD...
+# One server/client exchange between two guests of the run (TAG names
+# barriers and files in $LAB_SHARED: unique within the run).  Guest
+# SERVER_ID starts SERVER_CMD in the background and waits (up to
+# $LAB_PAIR_LISTEN, default 60 s) until something listens on TCP PORT;
+# after barrier TAG-listen guest CLIENT_ID runs CLIENT_CMD; all guests meet
+# at TAG-done (guests that are neither only take part in the barriers).
+# Both commands run under `timeout TIMEOUT`; stdout goes to SOUT.log /
+# COUT.log, stderr to SOUT.err / COUT.err.  LAB_PAIR_END_SERVER=1: the
+# server is killed once the client is done (a server whose client was
+# refused would wait for ever).  Afterwards every guest has the exit
+# statuses in lab_rc_s and lab_rc_c, and lab_pair_note is empty or says the
+# pair was retried.
+#
+# The one retry: perftest (ib_*_bw, ib_*_lat) calibrates the CPU clock at
+# start with a linear fit of TSC against gettimeofday samples; a TCG vCPU
+# preempted between two samples spoils the fit ("Correlation coefficient
+# r^2: 0.83 < 0.9"), and perftest then exits 1 after a complete transfer
+# ("Can't produce a report"), its peer seeing the final handshake flushed.
+# Nothing is wrong with the RDMA device then, so when a side exits non-zero
+# (not a timeout) with that line in its output, the pair runs once more under
+# barrier names TAG.try2-*; the first attempt's logs are kept as *.try1.  Any
+# other failure, and a failure of the second attempt, is the caller's to
+# report as it is.
+# shellcheck disable=SC2034  # lab_rc_s, lab_rc_c: for the caller
+lab_pair() {
+	local tag=$1 sid=$2 cid=$3 t=$4 port=$5 sout=$6 cout=$7 scmd=() ccmd=()
+	local pid a=1 b rc f l
+	shift 7
+	[ "${1:-}" = -- ] || { echo "lab_pair: usage: TAG SID CID TIMEOUT PORT SOUT COUT -- SERVER_CMD -- CLIENT_CMD" >&2; return 2; }
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do scmd+=("$1"); shift; done
+	shift
+	ccmd=("$@")
+	lab_pair_note=
+	while :; do
+		b=$tag
+		if [ $a -gt 1 ]; then b=$tag.try$a; fi
+		if [ "$LAB_ID" = "$sid" ]; then
+			timeout "$t" "${scmd[@]}" >"$sout.log" 2>"$sout.err" &
+			pid=$!
+			lab_wait_listen "$port" "${LAB_PAIR_LISTEN:-60}" || true
+		fi
+		lab_barrier "$b-listen" 600
+		if [ "$LAB_ID" = "$cid" ]; then
+			timeout "$t" "${ccmd[@]}" >"$cout.log" 2>"$cout.err"
+			rc=$?
+			echo $rc >"$LAB_SHARED/pair.$b.rc_c"
+			_lab_pair_calib "$b" $rc "$cout"
+		fi
+		if [ "${LAB_PAIR_END_SERVER:-0}" = 1 ]; then lab_barrier "$b-cdone" $((t + 300)); fi
+		if [ "$LAB_ID" = "$sid" ]; then
+			if [ "${LAB_PAIR_END_SERVER:-0}" = 1 ]; then kill "$pid" 2>/dev/null; fi
+			wait "$pid"
+			rc=$?
+			echo $rc >"$LAB_SHARED/pair.$b.rc_s"
+			_lab_pair_calib "$b" $rc "$sout"
+		fi
+		lab_barrier "$b-done" $((t + 300))
+		lab_rc_s=$(cat "$LAB_SHARED/pair.$b.rc_s" 2>/dev/null || echo missing)
+		lab_rc_c=$(cat "$LAB_SHARED/pair.$b.rc_c" 2>/dev/null || echo missing)
+		# Every guest reads the same flag files after the same barrier,
+		# so all of them decide the same way.
+		if [ $a -gt 1 ]; then break; fi
+		l=$(cat "$LAB_SHARED/pair.$b.calib".* 2>/dev/null)
+		if [ -z "$l" ]; then break; fi
+		l=${l%%$'\n'*}
+		lab_pair_note="retried after perftest clock calibration failure ($l)"
+		echo "lab_pair $tag: $lab_pair_note"
+		for f in log err; do
+			if [ "$LAB_ID" = "$sid" ]; then mv -f "$sout.$f" "$sout.$f.try1"; fi
+			if [ "$LAB_ID" = "$cid" ]; then mv -f "$cout.$f" "$cout.$f.try1"; fi
+		done
+		a=2
+	done
+}
+
+# _lab_pair_calib B RC OUT: flag attempt B for a retry if this side exited
+# non-zero (124 is a timeout: a hang, not a calibration) and OUT.log or
+# OUT.err has perftest's clock calibration complaint.  The flag holds
+# "r^2 VALUE < 0.9 on gID" for the result line.
+_lab_pair_calib() {
+	local b=$1 rc=$2 l
+	if [ "$rc" = 0 ] || [ "$rc" = 124 ]; then return 0; fi
+	# No pipe: under a caller's pipefail, grep -m 1 stopping early would
+	# fail the pipe with cat's SIGPIPE.
+	l=$(grep -h -s -F -m 1 'Correlation coefficient r^2' "$3.log" "$3.err") || return 0
+	l=${l%%$'\n'*}
+	echo "r^2 ${l##*r^2: } on g$LAB_ID" >"$LAB_SHARED/pair.$b.calib.$LAB_ID"
+}
+
 # --- RDMA devices ----------------------------------------------------------
 # Each loader makes one device on eth0 (or on $2 / the netdev given) and
 # waits until it shows up in `rdma link`.  They return 2 when the driver is
