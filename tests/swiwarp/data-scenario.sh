@@ -45,28 +45,13 @@ load_driver() {
 # on guest SERVER_ID, the client on the other guest; stdout in
 # $work/TAG-[sc].log, stderr in $work/TAG-[sc].err (kept apart: rping prints
 # its DISCONNECT message on stderr, and mixed into the same file it lands in
-# the middle of the last ping's 60 KB line).  Sets rc_s / rc_c.
+# the middle of the last ping's 60 KB line).  Sets rc_s / rc_c, and note
+# when lab_pair retried a perftest pair after a clock calibration failure.
 run_pair() {
-	local tag=$1 sid=$2 t=$3 scmd=() ccmd=() pid
+	local tag=$1 sid=$2 t=$3
 	shift 3
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do scmd+=("$1"); shift; done
-	shift
-	ccmd=("$@")
-	rc_s=0 rc_c=0
-	if [ "$LAB_ID" = "$sid" ]; then
-		timeout "$t" "${scmd[@]}" >"$work/$tag-s.log" 2>"$work/$tag-s.err" &
-		pid=$!
-		lab_wait_listen "$port" 60
-	fi
-	lab_barrier "$tag-listen" 400
-	if [ "$LAB_ID" != "$sid" ]; then
-		timeout "$t" "${ccmd[@]}" >"$work/$tag-c.log" 2>"$work/$tag-c.err"
-		rc_c=$?
-	else
-		wait "$pid"
-		rc_s=$?
-	fi
-	lab_barrier "$tag-done" $((t + 300))
+	lab_pair "$tag" "$sid" $((3 - sid)) "$t" "$port" "$work/$tag-s" "$work/$tag-c" -- "$@"
+	rc_s=$lab_rc_s rc_c=$lab_rc_c note=${lab_pair_note:+ ($lab_pair_note)}
 }
 
 # verify_pair TAG SERVER_ID SIZES [CLIENT_ARGS...]
@@ -155,15 +140,15 @@ readbw_pair() {
 		# perftest reports iterations per run (QPS x ITERS with -q)
 		bw=$(awk '$1 == 65536 && $2 ~ /^[0-9]+$/ && NF >= 5 { print $4 }' "$work/$tag-c.log")
 		if [ $rc_c -eq 0 ] && awk -v b="$bw" 'BEGIN { exit !(b + 0 > 0) }'; then
-			lab_pass "$mode/$tag-client-$me"
+			lab_pass "$mode/$tag-client-$me$note"
 			echo "$tag: $bw Gb/s average (TCG guest, not a benchmark)"
 		else
-			lab_fail "$mode/$tag-client-$me" "exit $rc_c, average '$bw': $(cat "$work/$tag-c.log" "$work/$tag-c.err" | tail -n 3 | tr '\n' ' ' | cut -c1-160); $(lab_klog)"
+			lab_fail "$mode/$tag-client-$me" "exit $rc_c, average '$bw': $(cat "$work/$tag-c.log" "$work/$tag-c.err" | tail -n 3 | tr '\n' ' ' | cut -c1-160); $(lab_klog)$note"
 		fi
 	elif [ $rc_s -ne 0 ]; then
-		lab_fail "$mode/$tag-server-$me" "exit $rc_s: $(cat "$work/$tag-s.log" "$work/$tag-s.err" | tail -n 3 | tr '\n' ' ' | cut -c1-160); $(lab_klog)"
+		lab_fail "$mode/$tag-server-$me" "exit $rc_s: $(cat "$work/$tag-s.log" "$work/$tag-s.err" | tail -n 3 | tr '\n' ' ' | cut -c1-160); $(lab_klog)$note"
 	else
-		lab_pass "$mode/$tag-server-$me"
+		lab_pass "$mode/$tag-server-$me$note"
 	fi
 }
 
