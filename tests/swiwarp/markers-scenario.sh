@@ -62,33 +62,16 @@ set_params() {
 
 # run_pair TAG SERVER CLIENT TIMEOUT SERVER_CMD -- CLIENT_CMD: the server
 # runs on guest SERVER, the client on guest CLIENT; the others only wait.
-# Logs in $work/TAG-[sc].{log,err}; sets rc_s / rc_c on the two guests.
+# Logs in $work/TAG-[sc].{log,err}; sets rc_s / rc_c on every guest
+# (lab_pair_note: one retry after a perftest clock calibration failure).
+# END_SERVER=1: a server whose client failed may wait for ever: end it.
 run_pair() {
-	local tag=$1 sid=$2 cid=$3 t=$4 scmd=() ccmd=() pid
+	local tag=$1 sid=$2 cid=$3 t=$4
 	shift 4
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do scmd+=("$1"); shift; done
-	shift
-	ccmd=("$@")
-	rc_s=0 rc_c=0
 	note "$tag start"
-	if [ "$LAB_ID" = "$sid" ]; then
-		timeout "$t" "${scmd[@]}" >"$work/$tag-s.log" 2>"$work/$tag-s.err" &
-		pid=$!
-		lab_wait_listen "$port" 60
-	fi
-	lab_barrier "$tag-listen" 300
-	if [ "$LAB_ID" = "$cid" ]; then
-		timeout "$t" "${ccmd[@]}" >"$work/$tag-c.log" 2>"$work/$tag-c.err"
-		rc_c=$?
-	fi
-	lab_barrier "$tag-cdone" $((t + 120))
-	if [ "$LAB_ID" = "$sid" ]; then
-		# a server whose client failed may wait forever: end it
-		if [ "${END_SERVER:-0}" = 1 ]; then kill "$pid" 2>/dev/null; fi
-		wait "$pid"
-		rc_s=$?
-	fi
-	lab_barrier "$tag-done" $((t + 120))
+	LAB_PAIR_END_SERVER=${END_SERVER:-0} lab_pair "$tag" "$sid" "$cid" "$t" "$port" \
+		"$work/$tag-s" "$work/$tag-c" -- "$@"
+	rc_s=$lab_rc_s rc_c=$lab_rc_c
 	note "$tag end"
 }
 
@@ -133,21 +116,22 @@ verify_pair() {
 
 # perf_pair TAG SERVER CLIENT PROGRAM SIZE ITERS
 perf_pair() {
-	local tag=$1 sid=$2 cid=$3 prog=$4 size=$5 iters=$6 bw
+	local tag=$1 sid=$2 cid=$3 prog=$4 size=$5 iters=$6 bw r
 	local args=(-R -d "$dev" -n "$iters" -s "$size" -F --report_gbits)
 	next_port
 	run_pair "$tag" "$sid" "$cid" 120 "$prog" "${args[@]}" -p $port -- \
 		"$prog" "${args[@]}" -p $port "192.0.2.$sid"
+	r=${lab_pair_note:+ ($lab_pair_note)}
 	if [ "$LAB_ID" = "$cid" ]; then
 		bw=$(awk -v s="$size" '$1 == s && $2 ~ /^[0-9]+$/ && NF >= 5 { print $4 }' "$work/$tag-c.log")
 		if [ $rc_c -eq 0 ] && awk -v b="$bw" 'BEGIN { exit !(b + 0 > 0) }'; then
-			lab_pass "markers/$tag"
+			lab_pass "markers/$tag$r"
 			echo "$tag: $bw Gb/s (TCG guest, not a benchmark)"
 		else
-			lab_fail "markers/$tag" "exit $rc_c, bw '$bw': $(cat "$work/$tag-c.log" "$work/$tag-c.err" | tail -n 3 | tr '\n' ' ' | cut -c1-200)"
+			lab_fail "markers/$tag" "exit $rc_c, bw '$bw': $(cat "$work/$tag-c.log" "$work/$tag-c.err" | tail -n 3 | tr '\n' ' ' | cut -c1-200)$r"
 		fi
 	elif [ "$LAB_ID" = "$sid" ] && [ $rc_s -ne 0 ]; then
-		lab_fail "markers/$tag-server" "exit $rc_s: $(tail -n 3 "$work/$tag-s.log" | tr '\n' ' ' | cut -c1-200)"
+		lab_fail "markers/$tag-server" "exit $rc_s: $(tail -n 3 "$work/$tag-s.log" | tr '\n' ' ' | cut -c1-200)$r"
 	fi
 }
 
