@@ -35,6 +35,9 @@ packages=(
 	# Debian packages (make deb, tests/suites/69-deb.sh): debhelper with the
 	# dkms add-on, DKMS itself (the lab guests run it from the host root)
 	dpkg-dev debhelper dh-dkms dkms lintian
+	# the debug lab kernel, built from linux-source (make check-debug,
+	# tools/debug-kernel.sh)
+	flex bison libelf-dev libssl-dev
 )
 
 installed() { dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null | grep -q '^install ok installed$'; }
