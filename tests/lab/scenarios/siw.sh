@@ -103,35 +103,29 @@ rping_self() {
 	check_rping "$mode/$tag-server" "$work/$tag-server.log" $rc "$count" "$size" "server ping data: "
 }
 
-# write_bw: ib_write_bw -R (rdma_cm) from guest 2 to guest 1.
+# write_bw: ib_write_bw -R (rdma_cm) from guest 2 to guest 1 (lab_pair:
+# one retry after a perftest clock calibration failure).
 write_bw() {
-	local pid rc bw
+	local bw note
 	local args=(-R -d siw0 -n 200 -s 65536 -F --report_gbits)
-	if [ "$LAB_ID" = 1 ]; then
-		timeout 300 ib_write_bw "${args[@]}" >"$work/bw-server.log" 2>&1 &
-		pid=$!
-		lab_wait_listen 18515 180
-	fi
-	lab_barrier bw-listen 600
+	LAB_PAIR_LISTEN=180 lab_pair bw 1 2 300 18515 "$work/bw-server" "$work/bw-client" -- \
+		ib_write_bw "${args[@]}" -- ib_write_bw "${args[@]}" "$LAB_PEER_IP"
+	note=${lab_pair_note:+ ($lab_pair_note)}
 	if [ "$LAB_ID" = 2 ]; then
-		timeout 300 ib_write_bw "${args[@]}" "$LAB_PEER_IP" >"$work/bw-client.log" 2>&1
-		rc=$?
-		cat "$work/bw-client.log"
+		cat "$work/bw-client.log" "$work/bw-client.err"
 		# The result row: bytes, iterations, peak, average, msg rate.
 		bw=$(awk '$1 == 65536 && $2 == 200 && NF >= 5 { print $4 }' "$work/bw-client.log")
-		if [ $rc -eq 0 ] && awk -v b="$bw" 'BEGIN { exit !(b + 0 > 0) }'; then
-			lab_pass "$mode/ib_write_bw-client-$me"
+		if [ "$lab_rc_c" = 0 ] && awk -v b="$bw" 'BEGIN { exit !(b + 0 > 0) }'; then
+			lab_pass "$mode/ib_write_bw-client-$me$note"
 			echo "ib_write_bw over siw: $bw Gb/s average (TCG, not a benchmark)"
 		else
-			lab_fail "$mode/ib_write_bw-client-$me" "exit $rc, average '${bw}'"
+			lab_fail "$mode/ib_write_bw-client-$me" "exit $lab_rc_c, average '${bw}'$note"
 		fi
 	fi
 	if [ "$LAB_ID" = 1 ]; then
-		wait $pid
-		rc=$?
-		cat "$work/bw-server.log"
-		if [ $rc -eq 0 ]; then lab_pass "$mode/ib_write_bw-server-$me"
-		else lab_fail "$mode/ib_write_bw-server-$me" "exit $rc"; fi
+		cat "$work/bw-server.log" "$work/bw-server.err"
+		if [ "$lab_rc_s" = 0 ]; then lab_pass "$mode/ib_write_bw-server-$me$note"
+		else lab_fail "$mode/ib_write_bw-server-$me" "exit $lab_rc_s$note"; fi
 	fi
 }
 
