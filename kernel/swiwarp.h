@@ -287,6 +287,7 @@ struct swiwarp_rx {
 	u32 msn;
 	u32 seg_mo;
 	u32 inv_stag;
+	u32 imm_data;			/* Immediate Data: verbs imm, net order */
 	/* untagged (Send) message being received */
 	u32 msn_next[3];		/* next expected MSN per queue */
 	struct swiwarp_wqe rwqe;
@@ -356,6 +357,7 @@ struct swiwarp_qp {
 	u32 ord;
 	u32 ird;
 	bool crc;
+	bool peer_rfc7306;		/* peer takes Immediate Data (RFC 7306) */
 	bool tx_markers;		/* insert MPA markers into our FPDUs */
 	bool rx_markers;		/* the peer inserts MPA markers */
 	u32 mss;
@@ -488,6 +490,8 @@ int swiwarp_qp_complete_sq(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
 			   int status);
 int swiwarp_qp_complete_rq(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
 			   int status, u32 bytes, u32 inv_stag, bool se);
+int swiwarp_qp_complete_imm(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
+			    u32 imm_data, bool se);
 bool swiwarp_rq_fetch(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe);
 void swiwarp_wqe_put_mem(struct swiwarp_wqe *wqe);
 int swiwarp_qp_alloc_rd(struct swiwarp_qp *qp, u32 ord, u32 ird);

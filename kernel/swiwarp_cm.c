@@ -78,6 +78,12 @@ struct swiwarp_cep {
 	bool drop_abort;
 	bool await_rtr;
 	bool active;			/* we called connect() */
+	/*
+	 * The peer announced RFC 7306 in its MPA frame (mpa.h): the QP may
+	 * send Immediate Data to it.  Res bits are set only here, after
+	 * encoding, so the wire core's encoder keeps sending them as zero.
+	 */
+	bool peer_rfc7306;
 	bool orphan;			/* its listener went away undecided */
 	/*
 	 * iw_cm event contract (drivers/infiniband/core/iwcm.c): an active
@@ -445,6 +451,10 @@ static int swiwarp_cep_qp_rts(struct swiwarp_cep *cep, int rtr)
 	/* An overflow on an earlier connection is not this one's. */
 	clear_bit(0, &qp->cq_overflow);
 	qp->crc = cep->res.crc;
+	qp->peer_rfc7306 = cep->peer_rfc7306;
+	/* Before RTS and before the consumer hears of the connection. */
+	smp_store_release(&qp->sq_ctrl->peer_caps,
+			  qp->peer_rfc7306 ? SWIWARP_PEER_RFC7306 : 0);
 	qp->tx_markers = cep->res.tx_markers;
 	qp->rx_markers = cep->res.rx_markers;
 	spin_lock_bh(&qp->rx_lock);
@@ -702,10 +712,16 @@ static int swiwarp_cep_send_rr(struct swiwarp_cep *cep,
 		return -ENOMEM;
 	len = iwarp_mpa_rr_encode(rr, buf,
 				  IWARP_MPA_RR_HDR_LEN + IWARP_MPA_MAX_PDATA);
-	if (len < 0)
+	if (len < 0) {
 		rv = -EINVAL;
-	else
+	} else {
+		/* Octet 16 holds M, C, R, E and the Res bits. */
+		if (rr->kind == IWARP_MPA_REQUEST)
+			buf[16] |= IWARP_MPA_FLAG_RFC7306_REQ;
+		else if (!rr->reject && cep->peer_rfc7306)
+			buf[16] |= IWARP_MPA_FLAG_RFC7306_REP;
 		rv = swiwarp_cep_send(cep, buf, len);
+	}
 	kfree(buf);
 	return rv;
 }
@@ -834,6 +850,8 @@ static void swiwarp_cep_proc_reply(struct swiwarp_cep *cep)
 		status = -ECONNRESET;
 		goto fail;
 	}
+	/* Only the Reply bit counts: siw echoes our Request's 0x04. */
+	cep->peer_rfc7306 = rep.res_bits & IWARP_MPA_FLAG_RFC7306_REP;
 	rv = swiwarp_cep_qp_rts(cep, cep->res.p2p ?
 				swiwarp_rtr_from_mpa(cep->res.rtr) : 0);
 	if (rv) {
@@ -867,6 +885,7 @@ static void swiwarp_cep_proc_request(struct swiwarp_cep *cep)
 		swiwarp_cep_close(cep, true);
 		return;
 	}
+	cep->peer_rfc7306 = cep->req.res_bits & IWARP_MPA_FLAG_RFC7306_REQ;
 	swiwarp_policy_init(&cep->pol, false, SWIWARP_MAX_IRD,
 			    SWIWARP_MAX_ORD);
 	rv = iwarp_mpa_negotiate_reply(&cep->pol, &cep->req, NULL, 0, &rep,

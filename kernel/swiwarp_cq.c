@@ -36,6 +36,8 @@ static const enum ib_wc_opcode swiwarp_wc_op_map[SWIWARP_OP_MAX] = {
 	[SWIWARP_OP_READ_LOCAL_INV] = IB_WC_RDMA_READ,
 	[SWIWARP_OP_REG_MR] = IB_WC_REG_MR,
 	[SWIWARP_OP_LOCAL_INV] = IB_WC_LOCAL_INV,
+	[SWIWARP_OP_WRITE_IMM] = IB_WC_RDMA_WRITE,
+	[SWIWARP_OP_RECV_RDMA_IMM] = IB_WC_RECV_RDMA_WITH_IMM,
 };
 
 /*
@@ -62,6 +64,7 @@ int swiwarp_cq_push(struct swiwarp_cq *cq, const struct swiwarp_cqe *cqe,
 	slot->bytes = cqe->bytes;
 	slot->qp_id = cqe->qp_id;
 	slot->inv_stag = cqe->inv_stag;
+	slot->imm_data = cqe->imm_data;
 	slot->reserved = 0;
 	swiwarp_flags_release(&slot->flags, cqe->flags | SWIWARP_CQE_VALID);
 	cq->cq_put++;
@@ -113,6 +116,11 @@ int swiwarp_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 		if (f & SWIWARP_CQE_INVALIDATED) {
 			wc[i].wc_flags |= IB_WC_WITH_INVALIDATE;
 			wc[i].ex.invalidate_rkey = c->inv_stag;
+		}
+		if (f & SWIWARP_CQE_IMM) {
+			wc[i].wc_flags |= IB_WC_WITH_IMM;
+			/* kept in network byte order all the way */
+			wc[i].ex.imm_data = (__force __be32)c->imm_data;
 		}
 		swiwarp_flags_release(&c->flags, 0);
 		cq->cq_get++;

@@ -124,6 +124,33 @@ int swiwarp_qp_complete_rq(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
 	return rv;
 }
 
+/*
+ * Complete the receive WQE an Immediate Data message consumed (RFC 7306):
+ * IB_WC_RECV_RDMA_WITH_IMM with the value, no bytes (the buffer is not
+ * written).  imm_data is in network byte order, as ib_wc.ex.imm_data.
+ */
+int swiwarp_qp_complete_imm(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
+			    u32 imm_data, bool se)
+{
+	struct swiwarp_cqe cqe = {};
+	int rv;
+
+	swiwarp_wqe_put_mem(wqe);
+	wqe->active = false;
+	cqe.id = wqe->sqe.id;
+	cqe.opcode = SWIWARP_OP_RECV_RDMA_IMM;
+	cqe.status = SWIWARP_WC_SUCCESS;
+	cqe.qp_id = qp->id;
+	cqe.flags = SWIWARP_CQE_IMM;
+	cqe.imm_data = imm_data;
+	if (se)
+		cqe.flags |= SWIWARP_CQE_SOLICITED;
+	rv = swiwarp_cq_push(qp->rcq, &cqe, se);
+	if (rv)
+		swiwarp_cq_overflow(qp, qp->rcq);
+	return rv;
+}
+
 /* Count VALID entries from get, stopping at limit. */
 static u32 swiwarp_ring_avail(struct swiwarp_rqe *ring, u32 num, u32 get,
 			      u32 limit)

@@ -254,6 +254,55 @@ static int swiwarp_rx_setup_send(struct swiwarp_qp *qp)
 	return 0;
 }
 
+/*
+ * An Immediate Data message (RFC 7306), header and its 8 octets in hand.
+ * Only a peer we told in the MPA exchange that we speak RFC 7306 may
+ * send it; from any other it is an unknown opcode, as before.  It is a
+ * whole untagged message on queue 0: it takes the next Send MSN and one
+ * receive WQE, whose buffer stays untouched; the value is in octets 0-3
+ * (swiwarp_tx_build_imm()).
+ */
+static int swiwarp_rx_immediate(struct swiwarp_qp *qp,
+				const struct iwarp_rdmap_msg *msg)
+{
+	struct swiwarp_rx *rx = &qp->rx;
+	int st;
+
+	if (!qp->peer_rfc7306) {
+		rx_term_op(qp, IWARP_TERM_RDMAP_OPCODE);
+		return -EOPNOTSUPP;
+	}
+	if (rx->data_left || !rx->last) {
+		rx_term_untagged(qp, IWARP_TERM_DDP_U_TOO_LONG);
+		return -EINVAL;
+	}
+	if (rx->msn != rx->msn_next[IWARP_DDP_QN_SEND]) {
+		rx_term_untagged(qp, IWARP_TERM_DDP_U_MSN_RANGE);
+		return -EINVAL;
+	}
+	if (rx->seg_mo || rx->rwqe_active) {
+		rx_term_untagged(qp, IWARP_TERM_DDP_U_INVALID_MO);
+		return -EINVAL;
+	}
+	if (!swiwarp_rq_fetch(qp, &rx->rwqe)) {
+		rx_term_untagged(qp, IWARP_TERM_DDP_U_MSN_NO_BUFFER);
+		return -EINVAL;
+	}
+	rx->rwqe_active = true;
+	st = rx->rwqe.status;
+	if (st) {
+		/* a malformed RQE: as for a Send */
+		rx->rwqe_active = false;
+		swiwarp_qp_complete_rq(qp, &rx->rwqe, st, 0, 0, false);
+		swiwarp_rx_fatal(qp, IWARP_TERM_LAYER_RDMAP,
+				 IWARP_TERM_RDMAP_ETYPE_CATASTROPHIC,
+				 IWARP_TERM_RDMAP_CATASTROPHIC, true);
+		return -EINVAL;
+	}
+	rx->imm_data = (__force u32)cpu_to_be32((u32)(msg->immediate >> 32));
+	return 0;
+}
+
 /* A complete Read Request: check and queue it for the TX engine. */
 static int swiwarp_rx_read_request(struct swiwarp_qp *qp,
 				   const struct iwarp_rdmap_msg *msg)
@@ -410,8 +459,11 @@ static int swiwarp_rx_header(struct swiwarp_qp *qp)
 		return swiwarp_rx_read_request(qp, &msg);
 	case IWARP_OP_TERMINATE:
 		return swiwarp_rx_terminate(qp, &msg);
+	case IWARP_OP_IMMEDIATE:
+	case IWARP_OP_IMMEDIATE_SE:
+		return swiwarp_rx_immediate(qp, &msg);
 	default:
-		/* RFC 7306 Immediate Data and Atomics are not supported. */
+		/* RFC 7306 Atomics are not supported (yet). */
 		rx_term_op(qp, IWARP_TERM_RDMAP_OPCODE);
 		return -EOPNOTSUPP;
 	}
@@ -478,6 +530,13 @@ static void swiwarp_rx_segment_done(struct swiwarp_qp *qp)
 				return;
 			}
 		}
+		break;
+	case IWARP_OP_IMMEDIATE:
+	case IWARP_OP_IMMEDIATE_SE:
+		rx->rwqe_active = false;
+		swiwarp_qp_complete_imm(qp, &rx->rwqe, rx->imm_data,
+					rx->opcode == IWARP_OP_IMMEDIATE_SE);
+		rx->msn_next[IWARP_DDP_QN_SEND]++;
 		break;
 	case IWARP_OP_READ_RESPONSE:
 		if (rx->last) {
@@ -556,6 +615,9 @@ static int swiwarp_rx_hdr_bytes(struct swiwarp_qp *qp, struct sk_buff *skb,
 		rx->opcode = op;
 		if (op == IWARP_OP_READ_REQUEST)
 			more = IWARP_RDMAP_READ_REQ_LEN;
+		else if (op == IWARP_OP_IMMEDIATE ||
+			 op == IWARP_OP_IMMEDIATE_SE)
+			more = IWARP_RDMAP_IMMEDIATE_LEN;
 		else if (op == IWARP_OP_TERMINATE)
 			more = rx->fpdu_len - IWARP_DDP_UNTAGGED_HDR_LEN;
 		if (more) {

@@ -926,7 +926,17 @@ static int swiwarp_wqe_validate(struct swiwarp_qp *qp,
 
 	if (sqe->opcode >= SWIWARP_OP_MAX || sqe->opcode == SWIWARP_OP_RECV)
 		return SWIWARP_WC_LOC_QP_OP_ERR;
-	if (qp->user && sqe->opcode > SWIWARP_OP_SEND_INV)
+	if (qp->user && sqe->opcode > SWIWARP_OP_SEND_INV &&
+	    sqe->opcode != SWIWARP_OP_WRITE_IMM)
+		return SWIWARP_WC_LOC_QP_OP_ERR;
+	if (sqe->opcode == SWIWARP_OP_RECV_RDMA_IMM)
+		return SWIWARP_WC_LOC_QP_OP_ERR;
+	/*
+	 * Immediate Data toward a peer that did not announce RFC 7306
+	 * (a provider that skipped its check): fail here, never on the
+	 * wire, where the peer would answer with a Terminate.
+	 */
+	if (sqe->opcode == SWIWARP_OP_WRITE_IMM && !qp->peer_rfc7306)
 		return SWIWARP_WC_LOC_QP_OP_ERR;
 	if (sqe->num_sge > SWIWARP_MAX_SGE)
 		return SWIWARP_WC_LOC_QP_OP_ERR;
@@ -941,6 +951,7 @@ static int swiwarp_wqe_validate(struct swiwarp_qp *qp,
 			return SWIWARP_WC_LOC_QP_OP_ERR;
 		return swiwarp_wqe_check_sgl(qp, wqe, IB_ACCESS_LOCAL_WRITE);
 	case SWIWARP_OP_WRITE:
+	case SWIWARP_OP_WRITE_IMM:
 	case SWIWARP_OP_SEND:
 	case SWIWARP_OP_SEND_INV:
 		if (sqe->flags & SWIWARP_WQE_INLINE) {
@@ -1105,6 +1116,30 @@ static int swiwarp_tx_build_rtr(struct swiwarp_qp *qp, int rtr)
 }
 
 /*
+ * The Immediate Data message ending a WRITE_IMM (RFC 7306): untagged,
+ * queue 0 (it takes the next Send MSN and one receive WQE at the peer),
+ * 8 octets.  Octets 0-3 carry the verbs' 32-bit value in the byte order
+ * the consumer gave (network order), octets 4-7 are zero.
+ */
+static int swiwarp_tx_build_imm(struct swiwarp_qp *qp, bool *done)
+{
+	struct swiwarp_sqe *sqe = &qp->tx.wqe.sqe;
+	struct iwarp_rdmap_msg msg;
+	int hlen;
+
+	iwarp_rdmap_init(&msg, sqe->flags & SWIWARP_WQE_SOLICITED ?
+			 IWARP_OP_IMMEDIATE_SE : IWARP_OP_IMMEDIATE);
+	msg.ddp.msn = ++qp->tx.msn[IWARP_DDP_QN_SEND];
+	msg.immediate = (u64)be32_to_cpu((__force __be32)sqe->imm_data) << 32;
+	hlen = swiwarp_tx_hdr(qp, &msg);
+	if (hlen < 0)
+		return hlen;
+	swiwarp_tx_frame(qp, hlen);
+	*done = true;
+	return 0;
+}
+
+/*
  * Build the next FPDU of the active WQE (Write, Send, Read Request or,
  * with irq_active, a Read Response).  Sets *done when this FPDU carries
  * the end of the message.
@@ -1124,6 +1159,19 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 		msg.ddp.to = qp->tx.rresp.sink_to + wqe->processed;
 	} else {
 		switch (sqe->opcode) {
+		case SWIWARP_OP_WRITE_IMM:
+			/*
+			 * The Write's FPDUs first (none for a zero-length
+			 * Write), then one Immediate Data message: the peer
+			 * places the data before it sees the value.
+			 */
+			if (wqe->processed < wqe->bytes) {
+				iwarp_rdmap_init(&msg, IWARP_OP_WRITE);
+				msg.ddp.stag = sqe->rkey;
+				msg.ddp.to = sqe->raddr + wqe->processed;
+				break;
+			}
+			return swiwarp_tx_build_imm(qp, done);
 		case SWIWARP_OP_WRITE:
 			iwarp_rdmap_init(&msg, IWARP_OP_WRITE);
 			msg.ddp.stag = sqe->rkey;
@@ -1236,6 +1284,9 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 framed:
 	wqe->processed += n;
 	*done = msg.ddp.last;
+	/* The Immediate Data message is still to come. */
+	if (!qp->tx.irq_active && sqe->opcode == SWIWARP_OP_WRITE_IMM)
+		*done = false;
 	/* More FPDUs of this message follow: let TCP pack them. */
 	qp->tx.more = !msg.ddp.last && READ_ONCE(direct_tx);
 	return 0;

@@ -728,6 +728,18 @@ static int swiwarp_fill_sqe(struct swiwarp_qp *qp, struct swiwarp_sqe *sqe,
 		sqe->rkey = rdma_wr(wr)->rkey;
 		sqe->raddr = rdma_wr(wr)->remote_addr;
 		break;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		/*
+		 * Only toward a peer that announced RFC 7306: anything else
+		 * would answer the Immediate Data with a Terminate.
+		 */
+		if (!READ_ONCE(qp->peer_rfc7306))
+			return -EOPNOTSUPP;
+		sqe->opcode = SWIWARP_OP_WRITE_IMM;
+		sqe->rkey = rdma_wr(wr)->rkey;
+		sqe->raddr = rdma_wr(wr)->remote_addr;
+		sqe->imm_data = (__force u32)wr->ex.imm_data;
+		break;
 	case IB_WR_RDMA_READ:
 	case IB_WR_RDMA_READ_WITH_INV:
 		if (wr->num_sge > SWIWARP_MAX_SGE_RD)
@@ -746,6 +758,13 @@ static int swiwarp_fill_sqe(struct swiwarp_qp *qp, struct swiwarp_sqe *sqe,
 		sqe->opcode = SWIWARP_OP_SEND_INV;
 		sqe->inv_stag = wr->ex.invalidate_rkey;
 		break;
+	case IB_WR_SEND_WITH_IMM:
+		/*
+		 * RFC 7306 has no Send with Immediate Data; a Send followed
+		 * by Immediate Data would take two receive WQEs at the peer
+		 * (Documentation/kernel.md).
+		 */
+		return -EOPNOTSUPP;
 	case IB_WR_LOCAL_INV:
 		sqe->opcode = SWIWARP_OP_LOCAL_INV;
 		sqe->inv_stag = wr->ex.invalidate_rkey;
@@ -764,6 +783,7 @@ static int swiwarp_fill_sqe(struct swiwarp_qp *qp, struct swiwarp_sqe *sqe,
 
 	if ((wr->send_flags & IB_SEND_INLINE) && wr->num_sge &&
 	    (sqe->opcode == SWIWARP_OP_WRITE ||
+	     sqe->opcode == SWIWARP_OP_WRITE_IMM ||
 	     sqe->opcode == SWIWARP_OP_SEND ||
 	     sqe->opcode == SWIWARP_OP_SEND_INV)) {
 		u32 len = 0;

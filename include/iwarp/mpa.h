@@ -83,6 +83,17 @@
 #define IWARP_MPA_RES_MASK_V2 0x0f
 /* Linux siw uses the top Res bit (0x08) as a private "GSO" experiment. */
 #define IWARP_MPA_FLAG_SIW_GSO 0x08
+/*
+ * swiwarp's announcement that the sender implements RFC 7306 (Immediate
+ * Data, later atomics): 0x04 in a Request, 0x02 in a Reply.  RFC 5044
+ * says Res bits are sent as zero and ignored on receipt, so other stacks
+ * ignore them.  Two bits, not one, because upstream siw builds its Reply
+ * from the Request it received and so echoes every Res bit back: a Reply
+ * with 0x04 says nothing.  A responder sets 0x02 only in a Reply to a
+ * Request with 0x04, and never in a Reject.
+ */
+#define IWARP_MPA_FLAG_RFC7306_REQ 0x04
+#define IWARP_MPA_FLAG_RFC7306_REP 0x02
 
 /* IRD/ORD word bits (16-bit halves, RFC 6581 section 5). */
 #define IWARP_MPA_V2_IRD_P2P 0x8000

@@ -225,6 +225,16 @@ enum swiwarp_opcode {
 	SWIWARP_OP_READ_LOCAL_INV = 5,
 	SWIWARP_OP_REG_MR = 6,
 	SWIWARP_OP_LOCAL_INV = 7,
+	/*
+	 * RFC 7306 (added in ABI 1 without a version bump: an older kernel
+	 * never sets SWIWARP_PEER_RFC7306, so a newer provider never posts
+	 * it there; an older provider never sees the CQE opcode).
+	 * WRITE_IMM: RDMA Write, then an Immediate Data message carrying
+	 * imm_data; only on a QP whose sq_ctrl.peer_caps has
+	 * SWIWARP_PEER_RFC7306 (SOLICITED flag: Immediate Data with SE).
+	 */
+	SWIWARP_OP_WRITE_IMM = 8,
+	SWIWARP_OP_RECV_RDMA_IMM = 9,	/* CQE only: Immediate Data received */
 	SWIWARP_OP_MAX
 };
 
@@ -238,7 +248,7 @@ struct swiwarp_sge {
 /* SQE flags. */
 #define SWIWARP_WQE_VALID	(1 << 0)	/* slot owned by the kernel */
 #define SWIWARP_WQE_SIGNALED	(1 << 1)	/* generate a CQE on success */
-#define SWIWARP_WQE_SOLICITED	(1 << 2)	/* Send with Solicited Event */
+#define SWIWARP_WQE_SOLICITED	(1 << 2)	/* Send/Immediate Data with SE */
 #define SWIWARP_WQE_FENCE	(1 << 3)	/* wait for prior READs */
 #define SWIWARP_WQE_INLINE	(1 << 4)	/* data in inline_data[] */
 
@@ -248,6 +258,8 @@ struct swiwarp_sge {
  * READ:       rkey/raddr = remote source, sge[0] = local sink (num_sge 1)
  * SEND:       sge[] = local source
  * SEND_INV:   as SEND, inv_stag = remote STag to invalidate
+ * WRITE_IMM:  as WRITE, imm_data = the 32-bit immediate value exactly as
+ *             in ibv_send_wr.imm_data (network byte order, opaque)
  * With SWIWARP_WQE_INLINE, num_sge is 0 and the first inline_len bytes of
  * inline_data[] are the payload (inline_len <= max_inline).
  */
@@ -258,7 +270,10 @@ struct swiwarp_sqe {
 	__u8 opcode;			/* enum swiwarp_opcode */
 	__u32 rkey;
 	__aligned_u64 raddr;
-	__u32 inv_stag;			/* SEND_INV */
+	union {
+		__u32 inv_stag;		/* SEND_INV */
+		__u32 imm_data;		/* WRITE_IMM, network byte order */
+	};
 	__u32 inline_len;		/* with SWIWARP_WQE_INLINE */
 	union {
 		struct swiwarp_sge sge[SWIWARP_MAX_SGE];
@@ -279,9 +294,20 @@ struct swiwarp_rqe {
 /* SQ control word, follows the SQE array in the SQ mapping. */
 #define SWIWARP_SQ_CTRL_TX_ACTIVE (1U << 0)
 
+/*
+ * peer_caps: what the connected peer implements, written by the kernel
+ * (store-release) before the QP enters RTS for a connection, before the
+ * consumer is told the connection is up; 0 while not connected.
+ * SWIWARP_PEER_RFC7306: the peer announced RFC 7306 in its MPA Request
+ * or Reply (Documentation/protocol.md); without it the provider fails
+ * IBV_WR_RDMA_WRITE_WITH_IMM with EOPNOTSUPP and the kernel completes a
+ * WRITE_IMM SQE with SWIWARP_WC_LOC_QP_OP_ERR: nothing reaches the wire.
+ */
+#define SWIWARP_PEER_RFC7306 (1U << 0)
+
 struct swiwarp_sq_ctrl {
 	__u32 flags;			/* written by the kernel only */
-	__u32 reserved0;
+	__u32 peer_caps;		/* SWIWARP_PEER_*, kernel-written */
 	__aligned_u64 reserved1[7];	/* pad to 64 bytes */
 };
 
@@ -307,6 +333,7 @@ enum swiwarp_wc_status {
 #define SWIWARP_CQE_VALID	(1 << 0)	/* slot owned by user space */
 #define SWIWARP_CQE_SOLICITED	(1 << 1)	/* received Send had SE set */
 #define SWIWARP_CQE_INVALIDATED	(1 << 2)	/* inv_stag was invalidated */
+#define SWIWARP_CQE_IMM		(1 << 3)	/* imm_data is valid */
 
 /* Completion queue entry, 32 bytes. */
 struct swiwarp_cqe {
@@ -317,7 +344,8 @@ struct swiwarp_cqe {
 	__u32 bytes;			/* byte_len (receives, reads) */
 	__u32 qp_id;			/* qp_num */
 	__u32 inv_stag;			/* with SWIWARP_CQE_INVALIDATED */
-	__aligned_u64 reserved;
+	__u32 imm_data;			/* with SWIWARP_CQE_IMM, network order */
+	__u32 reserved;
 };
 
 /* CQ control word, follows the CQE array in the CQ mapping. */
@@ -361,6 +389,12 @@ SWIWARP_ABI_ASSERT(__builtin_offsetof(struct swiwarp_sqe, sge) == 32,
 		   "sqe sge offset");
 SWIWARP_ABI_ASSERT(__builtin_offsetof(struct swiwarp_rqe, sge) == 16,
 		   "rqe sge offset");
+SWIWARP_ABI_ASSERT(__builtin_offsetof(struct swiwarp_sqe, imm_data) == 24,
+		   "sqe imm_data overlays inv_stag");
+SWIWARP_ABI_ASSERT(__builtin_offsetof(struct swiwarp_cqe, imm_data) == 24,
+		   "cqe imm_data offset");
+SWIWARP_ABI_ASSERT(__builtin_offsetof(struct swiwarp_sq_ctrl, peer_caps) == 4,
+		   "sq_ctrl peer_caps offset");
 
 #undef SWIWARP_ABI_ASSERT
 

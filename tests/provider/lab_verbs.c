@@ -188,12 +188,22 @@ int main(int argc, char **argv)
 
 	/* ---- send side ---- */
 	memset(&swr, 0, sizeof(swr));
-	swr.opcode = IBV_WR_SEND_WITH_IMM; /* no immediate data on iWARP */
+	swr.opcode = IBV_WR_BIND_MW; /* no memory windows */
 	swr.sg_list = &sge;
 	swr.num_sge = 1;
 	ret = ibv_post_send(qp, &swr, &sbad);
 	result(ret == EINVAL && sbad == &swr, "post_send_bad_opcode", "ret %d",
 	       ret);
+	/* RFC 7306 has no Send with Immediate */
+	swr.opcode = IBV_WR_SEND_WITH_IMM;
+	ret = ibv_post_send(qp, &swr, &sbad);
+	result(ret == EOPNOTSUPP && sbad == &swr, "post_send_send_imm",
+	       "ret %d", ret);
+	/* no peer (not connected), so no peer that announced RFC 7306 */
+	swr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	ret = ibv_post_send(qp, &swr, &sbad);
+	result(ret == EOPNOTSUPP && sbad == &swr, "post_send_write_imm_no_peer",
+	       "ret %d", ret);
 	swr.opcode = IBV_WR_SEND;
 	swr.sg_list = sgl;
 	swr.num_sge = (int)cap.max_send_sge; /* exactly the granted limit */

@@ -8,6 +8,7 @@
  * Usage: provider_test_ring CASE   (each TEST(name) is one CTest test)
  *        provider_test_ring        (runs all)
  */
+#include <endian.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -306,8 +307,6 @@ TEST(sq_bad_input)
 	struct swiwarp_sqe k;
 	unsigned int n;
 	static const enum ibv_wr_opcode unsupported[] = {
-		IBV_WR_RDMA_WRITE_WITH_IMM,
-		IBV_WR_SEND_WITH_IMM,
 		IBV_WR_ATOMIC_CMP_AND_SWP,
 		IBV_WR_ATOMIC_FETCH_AND_ADD,
 		IBV_WR_LOCAL_INV,
@@ -324,6 +323,13 @@ TEST(sq_bad_input)
 		CHECK(swr_sq_post(&f.sq, &w[0], &bad, &n) == EINVAL);
 		CHECK(bad == &w[0] && n == 0);
 	}
+	/* no Send with Immediate; Write with Immediate only to RFC 7306 */
+	w[0] = send_wr(1, IBV_WR_SEND_WITH_IMM, sge, 1, 0);
+	CHECK(swr_sq_post(&f.sq, &w[0], &bad, &n) == EOPNOTSUPP);
+	CHECK(bad == &w[0] && n == 0);
+	w[0] = send_wr(1, IBV_WR_RDMA_WRITE_WITH_IMM, sge, 1, 0);
+	CHECK(swr_sq_post(&f.sq, &w[0], &bad, &n) == EOPNOTSUPP);
+	CHECK(bad == &w[0] && n == 0);
 	/* too many SGEs for the QP, and beyond the device limit */
 	w[0] = send_wr(1, IBV_WR_SEND, sge, 4, 0);
 	CHECK(swr_sq_post(&f.sq, &w[0], &bad, &n) == EINVAL);
@@ -351,7 +357,7 @@ TEST(sq_bad_input)
 	/* a bad WR in the middle of a chain: the ones before it stay */
 	w[0] = send_wr(10, IBV_WR_SEND, sge, 1, 0);
 	w[1] = send_wr(11, IBV_WR_SEND, sge, 1, 0);
-	w[2] = send_wr(12, IBV_WR_SEND_WITH_IMM, sge, 1, 0);
+	w[2] = send_wr(12, IBV_WR_BIND_MW, sge, 1, 0);
 	w[0].next = &w[1];
 	w[1].next = &w[2];
 	CHECK(swr_sq_post(&f.sq, &w[0], &bad, &n) == EINVAL);
@@ -359,6 +365,35 @@ TEST(sq_bad_input)
 	CHECK(kernel_take_sqe(&f, &k) && k.id == 10);
 	CHECK(kernel_take_sqe(&f, &k) && k.id == 11);
 	CHECK(!kernel_take_sqe(&f, &k));
+}
+
+/* Write with Immediate once the kernel says the peer speaks RFC 7306. */
+TEST(sq_write_imm)
+{
+	struct fake_sq f;
+	struct ibv_sge sge = { .addr = 0x1000, .length = 100, .lkey = 5 };
+	struct ibv_send_wr w, *bad = NULL;
+	struct swiwarp_sqe k;
+	unsigned int n;
+
+	fake_sq_init(&f, 8, 3, 16, false);
+	w = send_wr(77, IBV_WR_RDMA_WRITE_WITH_IMM, &sge, 1,
+		    IBV_SEND_SIGNALED | IBV_SEND_SOLICITED);
+	w.wr.rdma.remote_addr = 0x5000;
+	w.wr.rdma.rkey = 0x99;
+	w.imm_data = htobe32(0x12345678);
+	CHECK(swr_sq_post(&f.sq, &w, &bad, &n) == EOPNOTSUPP && n == 0);
+	f.sq.ctrl->peer_caps = SWIWARP_PEER_RFC7306;
+	CHECK(swr_sq_post(&f.sq, &w, &bad, &n) == 0 && n == 1);
+	CHECK(kernel_take_sqe(&f, &k));
+	CHECK(k.id == 77 && k.opcode == SWIWARP_OP_WRITE_IMM);
+	CHECK(k.flags == (SWIWARP_WQE_VALID | SWIWARP_WQE_SIGNALED |
+			  SWIWARP_WQE_SOLICITED));
+	CHECK(k.imm_data == htobe32(0x12345678));
+	CHECK(k.raddr == 0x5000 && k.rkey == 0x99 && k.num_sge == 1);
+	/* Send with Immediate stays refused */
+	w.opcode = IBV_WR_SEND_WITH_IMM;
+	CHECK(swr_sq_post(&f.sq, &w, &bad, &n) == EOPNOTSUPP && n == 0);
 }
 
 TEST(sq_inline)
@@ -647,6 +682,20 @@ TEST(cq_poll)
 			CHECK(got == 3 && wc[got - 1].wr_id == 2000 + i);
 		}
 	}
+	CHECK(swr_cq_poll(&f.cq, 8, wc) == 1); /* the loop's last */
+	/* Immediate Data received: opcode, flag and value */
+	CHECK(kernel_put_cqe(&f, 3000, SWIWARP_OP_RECV_RDMA_IMM,
+			     SWIWARP_WC_SUCCESS, 0, 1,
+			     SWIWARP_CQE_IMM | SWIWARP_CQE_SOLICITED, 0));
+	f.cq.ring[(f.kprod - 1) & (f.cq.num - 1)].imm_data = htobe32(0xfeed);
+	CHECK(kernel_put_cqe(&f, 3001, SWIWARP_OP_WRITE_IMM,
+			     SWIWARP_WC_SUCCESS, 0, 1, 0, 0));
+	CHECK(swr_cq_poll(&f.cq, 8, wc) == 2);
+	CHECK(wc[0].wr_id == 3000 && wc[0].opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
+	      (wc[0].wc_flags & IBV_WC_WITH_IMM) &&
+	      wc[0].imm_data == htobe32(0xfeed));
+	CHECK(wc[1].wr_id == 3001 && wc[1].opcode == IBV_WC_RDMA_WRITE &&
+	      !(wc[1].wc_flags & IBV_WC_WITH_IMM));
 	/* bad arguments */
 	CHECK(swr_cq_poll(&f.cq, -1, wc) < 0);
 	CHECK(swr_cq_poll(&f.cq, 1, NULL) < 0);
@@ -736,7 +785,8 @@ static const struct {
 #n, test_##n                                                   \
 	}
 	T(sq_fields),	  T(sq_signaled), T(sq_full_and_wrap),
-	T(sq_bad_input),  T(sq_inline),	  T(doorbell_decision),
+	T(sq_bad_input),  T(sq_write_imm), T(sq_inline),
+	T(doorbell_decision),
 	T(doorbell_race), T(rq_post),	  T(cq_poll),
 	T(cq_status),	  T(cq_notify),	  T(opcode_map),
 #undef T

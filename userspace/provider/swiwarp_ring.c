@@ -50,8 +50,10 @@ int swr_wr_opcode(enum ibv_wr_opcode op)
 		return SWIWARP_OP_SEND;
 	case IBV_WR_SEND_WITH_INV:
 		return SWIWARP_OP_SEND_INV;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return SWIWARP_OP_WRITE_IMM; /* build_sqe checks the peer */
 	default:
-		/* immediate data, atomics, MW bind, LOCAL_INV, TSO: no */
+		/* Send with Immediate, atomics, MW bind, LOCAL_INV, TSO: no */
 		return -1;
 	}
 }
@@ -91,6 +93,18 @@ static int build_sqe(const struct swr_sq *sq, struct swiwarp_sqe *sqe,
 	uint16_t flags = SWIWARP_WQE_VALID;
 	int ret;
 
+	/*
+	 * RFC 7306 has no Send with Immediate Data (a Send followed by
+	 * Immediate Data would take two receive WQEs at the peer), and
+	 * Immediate Data goes only to a peer that announced RFC 7306 (the
+	 * kernel's peer_caps word): the post fails here, nothing is sent.
+	 */
+	if (wr->opcode == IBV_WR_SEND_WITH_IMM)
+		return EOPNOTSUPP;
+	if (op == SWIWARP_OP_WRITE_IMM &&
+	    !(__atomic_load_n(&sq->ctrl->peer_caps, __ATOMIC_ACQUIRE) &
+	      SWIWARP_PEER_RFC7306))
+		return EOPNOTSUPP;
 	if (op < 0)
 		return EINVAL;
 	if (wr->send_flags & ~(unsigned int)SWR_SEND_FLAGS)
@@ -106,7 +120,8 @@ static int build_sqe(const struct swr_sq *sq, struct swiwarp_sqe *sqe,
 	if (wr->send_flags & IBV_SEND_FENCE)
 		flags |= SWIWARP_WQE_FENCE;
 	if ((wr->send_flags & IBV_SEND_SOLICITED) &&
-	    (op == SWIWARP_OP_SEND || op == SWIWARP_OP_SEND_INV))
+	    (op == SWIWARP_OP_SEND || op == SWIWARP_OP_SEND_INV ||
+	     op == SWIWARP_OP_WRITE_IMM))
 		flags |= SWIWARP_WQE_SOLICITED;
 
 	sqe->id = wr->wr_id;
@@ -121,6 +136,11 @@ static int build_sqe(const struct swr_sq *sq, struct swiwarp_sqe *sqe,
 	case SWIWARP_OP_READ:
 		sqe->rkey = wr->wr.rdma.rkey;
 		sqe->raddr = wr->wr.rdma.remote_addr;
+		break;
+	case SWIWARP_OP_WRITE_IMM:
+		sqe->rkey = wr->wr.rdma.rkey;
+		sqe->raddr = wr->wr.rdma.remote_addr;
+		sqe->imm_data = wr->imm_data; /* network order, passed through */
 		break;
 	case SWIWARP_OP_SEND_INV:
 		sqe->inv_stag = wr->invalidate_rkey;
@@ -218,7 +238,10 @@ enum ibv_wc_opcode swr_wc_opcode(uint8_t op, bool *known)
 	*known = true;
 	switch (op) {
 	case SWIWARP_OP_WRITE:
+	case SWIWARP_OP_WRITE_IMM:
 		return IBV_WC_RDMA_WRITE;
+	case SWIWARP_OP_RECV_RDMA_IMM:
+		return IBV_WC_RECV_RDMA_WITH_IMM;
 	case SWIWARP_OP_READ:
 	case SWIWARP_OP_READ_LOCAL_INV:
 		return IBV_WC_RDMA_READ;
@@ -285,6 +308,10 @@ static void fill_wc(struct ibv_wc *wc, const struct swiwarp_cqe *cqe,
 	if (flags & SWIWARP_CQE_INVALIDATED) {
 		wc->wc_flags |= IBV_WC_WITH_INV;
 		wc->invalidated_rkey = cqe->inv_stag;
+	}
+	if (flags & SWIWARP_CQE_IMM) {
+		wc->wc_flags |= IBV_WC_WITH_IMM;
+		wc->imm_data = cqe->imm_data;
 	}
 }
 

@@ -23,7 +23,7 @@
 /* Send queue: user space produces SQEs, the kernel consumes them. */
 struct swr_sq {
 	struct swiwarp_sqe *ring;
-	struct swiwarp_sq_ctrl *ctrl; /* kernel-written TX_ACTIVE word */
+	struct swiwarp_sq_ctrl *ctrl; /* kernel-written TX_ACTIVE, peer_caps */
 	uint32_t num;		      /* entries, power of two */
 	uint32_t prod;		      /* free-running producer index */
 	uint32_t max_sge;	      /* granted max_send_sge */
@@ -56,8 +56,9 @@ static inline bool swr_is_pow2(uint32_t n)
 /*
  * Post a chain of send work requests.  On success returns 0 and sets
  * *posted to the number of SQEs published.  On failure returns an errno
- * (EINVAL: bad opcode, flags, SGE count or inline length; ENOMEM: SQ
- * full), sets *bad_wr to the first request not posted, and *posted to the
+ * (EINVAL: bad opcode, flags, SGE count or inline length; EOPNOTSUPP:
+ * Send with Immediate, or Write with Immediate toward a peer without
+ * RFC 7306; ENOMEM: SQ full), sets *bad_wr to the first request not posted, and *posted to the
  * number published before it (those stay posted, as verbs requires).
  */
 int swr_sq_post(struct swr_sq *sq, struct ibv_send_wr *wr,
