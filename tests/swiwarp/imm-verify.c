@@ -1,0 +1,553 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * imm-verify: RDMA Write with Immediate Data (RFC 7306) between two
+ * swiwarp endpoints, and its refusal toward a peer without RFC 7306.
+ *
+ *   imm-verify -s ADDR [-p PORT] [-n]
+ *   imm-verify -c ADDR [-p PORT] [-n]
+ *
+ * Without -n (both ends swiwarp) the client
+ *   1. posts NIMM Writes with Immediate in a row (sizes 0 .. 256 KiB, odd
+ *      offsets, no Solicited Event); the server checks, for each
+ *      completion in turn: IBV_WC_RECV_RDMA_WITH_IMM, IBV_WC_WITH_IMM,
+ *      the value (= post order), the receive WQE it consumed (= the
+ *      order they were posted), that the Write's bytes are all in place
+ *      when the completion is seen, and that the receive buffer was not
+ *      written.  The server's receive CQ is armed solicited-only the
+ *      whole time: none of these may raise a completion event;
+ *   2. after the server's "go" Send: IBV_WR_SEND_WITH_IMM must fail in
+ *      ibv_post_send with EOPNOTSUPP (no mapping in RFC 7306), then one
+ *      Write with Immediate with IBV_SEND_SOLICITED must wake the server
+ *      (completion event within 20 s);
+ *   3. a plain Send: the server's next receive completion must be it
+ *      (nothing of the refused Send with Immediate reached the wire).
+ * With -n (one end is not RFC 7306, e.g. upstream siw) both ends try a
+ * Write with Immediate: on swiwarp ibv_post_send must fail with
+ * EOPNOTSUPP (any failure on another device), then a Send each way must
+ * still go through: no Terminate was caused.
+ *
+ * Output: "ok ..." / "BAD ..." lines, then PASSED or FAILED; exit 0 only
+ * if every check was ok.  Built by the lab scripts with:
+ * cc -O2 -o imm-verify imm-verify.c -lrdmacm -libverbs
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#define NIMM 48			/* Writes with Immediate in a row */
+#define REGION (4u << 20)	/* Write target / source */
+#define RBUF 64			/* each receive buffer */
+#define NRECV (NIMM + 4)
+#define GUARD 0xa5
+#define IMM_BASE 0x1d000000u
+#define IMM_SOL 0x5011c17eu
+#define SOL_SIZE 1000u
+#define TIMEOUT_S 30
+
+static const uint32_t sizes[] = { 0, 1, 7, 4096, 4097, 65536, 65539, 262147 };
+
+struct srv_info {
+	uint64_t addr;
+	uint32_t rkey;
+	uint32_t len;
+};
+
+struct conn {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *cc;
+	struct ibv_cq *scq, *rcq;
+	uint8_t *mem, *rbuf;
+	struct ibv_mr *mr, *rmr;
+	int failures;
+};
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "imm-verify: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	exit(2);
+}
+
+static void result(struct conn *c, int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	printf("%s ", ok ? "ok" : "BAD");
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	if (!ok)
+		c->failures++;
+}
+
+static uint8_t pat(uint32_t seed, uint64_t i)
+{
+	uint32_t x = seed * 0x9e3779b1u ^ (uint32_t)(i * 2654435761u);
+
+	x ^= x >> 13;
+	x *= 0x5bd1e995u;
+	x ^= x >> 15;
+	return (uint8_t)x;
+}
+
+/* Offset of Write k in the region: back to back, odd. */
+static uint32_t woff(int k)
+{
+	uint32_t off = 3;
+
+	for (int i = 0; i < k; i++)
+		off += sizes[i % 8] + 5;
+	return off;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static struct rdma_cm_event *get_event(struct conn *c,
+				       enum rdma_cm_event_type want)
+{
+	struct rdma_cm_event *ev;
+
+	if (rdma_get_cm_event(c->ch, &ev))
+		die("rdma_get_cm_event: %s", strerror(errno));
+	if (ev->event != want)
+		die("cm event %s (status %d), wanted %s",
+		    rdma_event_str(ev->event), ev->status,
+		    rdma_event_str(want));
+	return ev;
+}
+
+/* Busy-poll one completion; dies after TIMEOUT_S. */
+static void poll_one(struct ibv_cq *cq, struct ibv_wc *wc, const char *what)
+{
+	double end = now() + TIMEOUT_S;
+
+	for (;;) {
+		int n = ibv_poll_cq(cq, 1, wc);
+
+		if (n < 0)
+			die("poll_cq: %d", n);
+		if (n == 1)
+			return;
+		if (now() > end)
+			die("%s: no completion within %d s", what, TIMEOUT_S);
+		usleep(50);
+	}
+}
+
+static void setup(struct conn *c, struct rdma_cm_id *id)
+{
+	struct ibv_qp_init_attr qa = { 0 };
+
+	c->id = id;
+	c->pd = ibv_alloc_pd(id->verbs);
+	c->cc = ibv_create_comp_channel(id->verbs);
+	if (!c->pd || !c->cc)
+		die("alloc_pd / comp_channel");
+	c->scq = ibv_create_cq(id->verbs, 128, NULL, NULL, 0);
+	c->rcq = ibv_create_cq(id->verbs, 128, NULL, c->cc, 0);
+	if (!c->scq || !c->rcq)
+		die("create_cq");
+	qa.send_cq = c->scq;
+	qa.recv_cq = c->rcq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = 64;
+	qa.cap.max_recv_wr = NRECV;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	if (rdma_create_qp(id, c->pd, &qa))
+		die("rdma_create_qp: %s", strerror(errno));
+	c->mem = aligned_alloc(4096, REGION);
+	c->rbuf = aligned_alloc(4096, NRECV * RBUF);
+	if (!c->mem || !c->rbuf)
+		die("no memory");
+	memset(c->mem, GUARD, REGION);
+	memset(c->rbuf, GUARD, NRECV * RBUF);
+	c->mr = ibv_reg_mr(c->pd, c->mem, REGION,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	c->rmr = ibv_reg_mr(c->pd, c->rbuf, NRECV * RBUF,
+			    IBV_ACCESS_LOCAL_WRITE);
+	if (!c->mr || !c->rmr)
+		die("reg_mr: %s", strerror(errno));
+}
+
+static void post_recv(struct conn *c, int slot)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)c->rbuf + (uint64_t)slot * RBUF,
+		.length = RBUF,
+		.lkey = c->rmr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = (uint64_t)slot, .sg_list = &sge,
+				  .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	if (ibv_post_recv(c->id->qp, &wr, &bad))
+		die("post_recv: %s", strerror(errno));
+}
+
+/* A 4-byte Send of word from receive slot 'slot' of our own buffer. */
+static void send_word(struct conn *c, uint32_t word)
+{
+	uint8_t *p = c->rbuf + (NRECV - 1) * RBUF;
+	struct ibv_sge sge = { .addr = (uintptr_t)p, .length = 4,
+			       .lkey = c->rmr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 0x5e, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+
+	memcpy(p, &word, 4);
+	if (ibv_post_send(c->id->qp, &wr, &bad))
+		die("post_send: %s", strerror(errno));
+	poll_one(c->scq, &wc, "send");
+	if (wc.status != IBV_WC_SUCCESS)
+		die("send: %s", ibv_wc_status_str(wc.status));
+}
+
+static void recv_word(struct conn *c, uint32_t want, const char *what)
+{
+	struct ibv_wc wc;
+	uint32_t got = 0;
+
+	poll_one(c->rcq, &wc, what);
+	if (wc.status == IBV_WC_SUCCESS && wc.byte_len == 4)
+		memcpy(&got, c->rbuf + wc.wr_id * RBUF, 4);
+	result(c, wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+		  !(wc.wc_flags & IBV_WC_WITH_IMM) && got == want,
+	       "%s: status %s opcode %d flags %#x len %u word %#x (want %#x)",
+	       what, ibv_wc_status_str(wc.status), wc.opcode, wc.wc_flags,
+	       wc.byte_len, got, want);
+}
+
+static int is_siw(struct conn *c)
+{
+	return !strncmp(ibv_get_device_name(c->id->verbs->device), "siw", 3);
+}
+
+/* -n: a Write with Immediate must fail in post_send, locally. */
+static void try_write_imm(struct conn *c)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)c->mem, .length = 8,
+			       .lkey = c->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .imm_data = htonl(IMM_BASE) };
+	struct ibv_send_wr *bad = NULL;
+	int ret = ibv_post_send(c->id->qp, &wr, &bad);
+
+	result(c, is_siw(c) ? ret != 0 : ret == EOPNOTSUPP && bad == &wr,
+	       "write-imm-refused (%s): post_send returned %d (%s)",
+	       ibv_get_device_name(c->id->verbs->device), ret, strerror(ret));
+}
+
+static void check_write(struct conn *c, int k, uint32_t off, uint32_t size)
+{
+	for (uint32_t i = 0; i < size; i++) {
+		if (c->mem[off + i] != pat((uint32_t)k, i)) {
+			result(c, 0, "write %d: byte %u of %u not in place at its completion (0x%02x)",
+			       k, i, size, c->mem[off + i]);
+			return;
+		}
+	}
+	if (c->mem[off - 1] != GUARD || c->mem[off + size] != GUARD)
+		result(c, 0, "write %d: guard byte around [%u, %u) overwritten",
+		       k, off, off + size);
+}
+
+/* Is a completion event pending on the channel within ms? */
+static int event_within(struct conn *c, int ms)
+{
+	struct pollfd pfd = { .fd = c->cc->fd, .events = POLLIN };
+
+	return poll(&pfd, 1, ms) == 1;
+}
+
+static int server(const char *addr, const char *port, int neg)
+{
+	struct conn c = { 0 };
+	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE,
+				       .ai_port_space = RDMA_PS_TCP };
+	struct rdma_addrinfo *ai;
+	struct rdma_cm_id *lid;
+	struct rdma_cm_event *ev;
+	struct rdma_conn_param cp = { 0 };
+	struct srv_info info;
+	struct ibv_wc wc;
+	int bad_imm = 0, bad_buf = 0, i;
+
+	c.ch = rdma_create_event_channel();
+	if (!c.ch)
+		die("event channel");
+	if (rdma_getaddrinfo(addr, port, &hints, &ai))
+		die("getaddrinfo %s", addr);
+	if (rdma_create_id(c.ch, &lid, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(lid, ai->ai_src_addr) || rdma_listen(lid, 1))
+		die("listen on %s:%s: %s", addr, port, strerror(errno));
+	rdma_freeaddrinfo(ai);
+	ev = get_event(&c, RDMA_CM_EVENT_CONNECT_REQUEST);
+	setup(&c, ev->id);
+	rdma_ack_cm_event(ev);
+	for (i = 0; i < NRECV - 1; i++)
+		post_recv(&c, i);
+	/* Solicited-only from the start: no Immediate without SE wakes. */
+	if (ibv_req_notify_cq(c.rcq, 1))
+		die("req_notify_cq");
+	info.addr = (uintptr_t)c.mem;
+	info.rkey = c.mr->rkey;
+	info.len = REGION;
+	cp.private_data = &info;
+	cp.private_data_len = sizeof(info);
+	if (rdma_accept(c.id, &cp))
+		die("accept: %s", strerror(errno));
+	rdma_ack_cm_event(get_event(&c, RDMA_CM_EVENT_ESTABLISHED));
+
+	if (neg) {
+		try_write_imm(&c);
+		recv_word(&c, 0x9199, "ping from the client");
+		send_word(&c, 0x9099);
+		goto out;
+	}
+
+	for (i = 0; i < NIMM; i++) {
+		uint32_t size = sizes[i % 8], off = woff(i);
+
+		poll_one(c.rcq, &wc, "write-imm receive");
+		if (wc.status != IBV_WC_SUCCESS ||
+		    wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM ||
+		    !(wc.wc_flags & IBV_WC_WITH_IMM) ||
+		    ntohl(wc.imm_data) != IMM_BASE + (uint32_t)i ||
+		    wc.wr_id != (uint64_t)i) {
+			if (!bad_imm++)
+				result(&c, 0, "write-imm %d: status %s opcode %d flags %#x imm %#x wr_id %llu (want imm %#x, wr_id %d)",
+				       i, ibv_wc_status_str(wc.status),
+				       wc.opcode, wc.wc_flags,
+				       ntohl(wc.imm_data),
+				       (unsigned long long)wc.wr_id,
+				       IMM_BASE + i, i);
+			continue;
+		}
+		check_write(&c, i, off, size);
+		for (int b = 0; b < RBUF; b++)
+			if (c.rbuf[i * RBUF + b] != GUARD && !bad_buf++)
+				result(&c, 0, "write-imm %d: receive buffer written",
+				       i);
+	}
+	result(&c, !bad_imm && !bad_buf,
+	       "write-imm-order: %d Writes with Immediate (0 .. 262147 bytes): opcode, flag, value and WQE in post order, data in place",
+	       NIMM);
+	result(&c, !event_within(&c, 300),
+	       "unsolicited-no-event: %d Immediate Data without SE raised no event on a solicited-only CQ",
+	       NIMM);
+	send_word(&c, 0x6060);		/* go */
+	if (!event_within(&c, 20000)) {
+		result(&c, 0, "solicited-event: none within 20 s");
+	} else {
+		struct ibv_cq *ecq;
+		void *ectx;
+
+		if (ibv_get_cq_event(c.cc, &ecq, &ectx))
+			die("get_cq_event");
+		ibv_ack_cq_events(ecq, 1);
+		poll_one(c.rcq, &wc, "solicited write-imm");
+		result(&c, wc.status == IBV_WC_SUCCESS &&
+			  wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
+			  (wc.wc_flags & IBV_WC_WITH_IMM) &&
+			  ntohl(wc.imm_data) == IMM_SOL,
+		       "solicited-event: woken; opcode %d imm %#x (want %#x)",
+		       wc.opcode, ntohl(wc.imm_data), IMM_SOL);
+		check_write(&c, NIMM, woff(NIMM), SOL_SIZE);
+	}
+	recv_word(&c, 0xb7e, "send-after-refused-send-imm");
+out:
+	rdma_ack_cm_event(get_event(&c, RDMA_CM_EVENT_DISCONNECTED));
+	rdma_destroy_qp(c.id);
+	rdma_destroy_id(c.id);
+	rdma_destroy_id(lid);
+	printf("%s: %d check(s) failed\n", c.failures ? "FAILED" : "PASSED",
+	       c.failures);
+	return c.failures ? 1 : 0;
+}
+
+static void write_imm(struct conn *c, const struct srv_info *si, int k,
+		      uint32_t size, uint32_t imm, unsigned int flags)
+{
+	uint32_t off = woff(k);
+	struct ibv_sge sge = { .addr = (uintptr_t)c->mem + off,
+			       .length = size, .lkey = c->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = (uint64_t)k,
+		.sg_list = &sge,
+		.num_sge = size ? 1 : 0,
+		.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+		.send_flags = IBV_SEND_SIGNALED | flags,
+		.imm_data = htonl(imm),
+	};
+	struct ibv_send_wr *bad;
+	int ret;
+
+	if (off + size >= si->len)
+		die("region too small");
+	for (uint32_t i = 0; i < size; i++)
+		c->mem[off + i] = pat((uint32_t)k, i);
+	wr.wr.rdma.remote_addr = si->addr + off;
+	wr.wr.rdma.rkey = si->rkey;
+	ret = ibv_post_send(c->id->qp, &wr, &bad);
+	if (ret)
+		die("post write-imm %d: %s", k, strerror(ret));
+}
+
+static int client(const char *addr, const char *port, int neg)
+{
+	struct conn c = { 0 };
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
+	struct rdma_addrinfo *ai;
+	struct rdma_cm_id *id;
+	struct rdma_cm_event *ev;
+	struct rdma_conn_param cp = { 0 };
+	struct srv_info si;
+	struct ibv_wc wc;
+	int posted = 0, done = 0, bad_wc = 0;
+
+	c.ch = rdma_create_event_channel();
+	if (!c.ch)
+		die("event channel");
+	if (rdma_getaddrinfo(addr, port, &hints, &ai))
+		die("getaddrinfo %s", addr);
+	if (rdma_create_id(c.ch, &id, NULL, RDMA_PS_TCP))
+		die("create_id");
+	if (rdma_resolve_addr(id, NULL, ai->ai_dst_addr, 5000))
+		die("resolve_addr: %s", strerror(errno));
+	rdma_freeaddrinfo(ai);
+	rdma_ack_cm_event(get_event(&c, RDMA_CM_EVENT_ADDR_RESOLVED));
+	if (rdma_resolve_route(id, 5000))
+		die("resolve_route");
+	rdma_ack_cm_event(get_event(&c, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	setup(&c, id);
+	post_recv(&c, 0);
+	if (rdma_connect(id, &cp))
+		die("connect: %s", strerror(errno));
+	ev = get_event(&c, RDMA_CM_EVENT_ESTABLISHED);
+	if (ev->param.conn.private_data_len < sizeof(si))
+		die("no server info in the private data");
+	memcpy(&si, ev->param.conn.private_data, sizeof(si));
+	rdma_ack_cm_event(ev);
+
+	if (neg) {
+		try_write_imm(&c);
+		send_word(&c, 0x9199);
+		recv_word(&c, 0x9099, "pong from the server");
+		goto out;
+	}
+
+	/* NIMM in a row, at most 32 outstanding. */
+	while (done < NIMM) {
+		while (posted < NIMM && posted - done < 32) {
+			write_imm(&c, &si, posted, sizes[posted % 8],
+				  IMM_BASE + (uint32_t)posted, 0);
+			posted++;
+		}
+		poll_one(c.scq, &wc, "write-imm");
+		if ((wc.status != IBV_WC_SUCCESS ||
+		     wc.opcode != IBV_WC_RDMA_WRITE ||
+		     wc.wr_id != (uint64_t)done) && !bad_wc++)
+			result(&c, 0, "write-imm %d completion: status %s opcode %d wr_id %llu",
+			       done, ibv_wc_status_str(wc.status), wc.opcode,
+			       (unsigned long long)wc.wr_id);
+		done++;
+	}
+	result(&c, !bad_wc, "write-imm-sender: %d completions IBV_WC_RDMA_WRITE in order",
+	       NIMM);
+	recv_word(&c, 0x6060, "go from the server");
+	{
+		struct ibv_sge sge = { .addr = (uintptr_t)c.mem, .length = 8,
+				       .lkey = c.mr->lkey };
+		struct ibv_send_wr wr = { .wr_id = 99, .sg_list = &sge,
+					  .num_sge = 1,
+					  .opcode = IBV_WR_SEND_WITH_IMM,
+					  .send_flags = IBV_SEND_SIGNALED,
+					  .imm_data = htonl(0xbad) };
+		struct ibv_send_wr *bad = NULL;
+		int ret = ibv_post_send(id->qp, &wr, &bad);
+
+		result(&c, ret == EOPNOTSUPP && bad == &wr,
+		       "send-imm-refused: post_send returned %d (%s)", ret,
+		       strerror(ret));
+	}
+	write_imm(&c, &si, NIMM, SOL_SIZE, IMM_SOL, IBV_SEND_SOLICITED);
+	poll_one(c.scq, &wc, "solicited write-imm");
+	result(&c, wc.status == IBV_WC_SUCCESS && wc.wr_id == NIMM,
+	       "solicited-write-imm completion: %s",
+	       ibv_wc_status_str(wc.status));
+	send_word(&c, 0xb7e);
+out:
+	rdma_disconnect(id);
+	rdma_ack_cm_event(get_event(&c, RDMA_CM_EVENT_DISCONNECTED));
+	rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+	printf("%s: %d check(s) failed\n", c.failures ? "FAILED" : "PASSED",
+	       c.failures);
+	return c.failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *addr = NULL, *port = "7481";
+	int srv = -1, neg = 0, opt;
+
+	while ((opt = getopt(argc, argv, "s:c:p:n")) != -1) {
+		switch (opt) {
+		case 's':
+			srv = 1;
+			addr = optarg;
+			break;
+		case 'c':
+			srv = 0;
+			addr = optarg;
+			break;
+		case 'p':
+			port = optarg;
+			break;
+		case 'n':
+			neg = 1;
+			break;
+		default:
+			srv = -1;
+			break;
+		}
+	}
+	if (srv < 0 || !addr) {
+		fprintf(stderr, "usage: %s -s ADDR | -c ADDR [-p PORT] [-n]\n",
+			argv[0]);
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	return srv ? server(addr, port, neg) : client(addr, port, neg);
+}
