@@ -430,7 +430,7 @@ static int dissect_req_rep(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	int kind = sw_mpa_key_kind(tvb, 0);
 	proto_item *ti, *fi, *ri;
 	proto_tree *mt;
-	guint8 flags, rev;
+	guint8 flags, rev, sw7306;
 	guint16 pd_len;
 	guint total;
 	gboolean is_req = kind == 1;
@@ -463,7 +463,11 @@ static int dissect_req_rep(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	ri = proto_tree_add_item(mt, hf_mpa_rev, tvb, SW_MPA_REV_OFF, 1, ENC_BIG_ENDIAN);
 	if (rev != SW_MPA_REV1 && rev != SW_MPA_REV2)
 		expert_add_info(pinfo, ri, &ei_mpa_bad_rev);
-	if (flags & SW_MPA_FLAG_RES_MASK)
+	/* swiwarp's RFC 7306 announcement (include/iwarp/mpa.h) is no warning */
+	sw7306 = is_req ? SW_MPA_FLAG_RFC7306_REQ : SW_MPA_FLAG_RFC7306_REP;
+	if (flags & sw7306)
+		proto_item_append_text(fi, " (swiwarp: RFC 7306)");
+	if (flags & SW_MPA_FLAG_RES_MASK & ~sw7306)
 		expert_add_info(pinfo, fi, &ei_mpa_res_set);
 	if (!is_req && (flags & SW_MPA_FLAG_R))
 		expert_add_info(pinfo, fi, &ei_mpa_reject);
