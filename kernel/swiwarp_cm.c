@@ -57,7 +57,14 @@ enum {
 
 struct swiwarp_cep {
 	struct kref ref;
-	struct mutex lock;		/* serialises the endpoint */
+	/*
+	 * Serialises the endpoint.  A passive endpoint's lock may be held
+	 * while its listener's is taken (to leave the listener's list, to
+	 * hand a request to the listener's cm_id), never the other way
+	 * round: a listener only queues events to its children.  Both are
+	 * the same lock class, hence mutex_lock_nested() for the listener.
+	 */
+	struct mutex lock;
 	enum swiwarp_cep_state state;
 	struct swiwarp_dev *sdev;
 	struct socket *sock;
@@ -271,7 +278,7 @@ static void swiwarp_cep_leave_listener(struct swiwarp_cep *cep)
 
 	if (!listener)
 		return;
-	mutex_lock(&listener->lock);
+	mutex_lock_nested(&listener->lock, SINGLE_DEPTH_NESTING);
 	list_del_init(&cep->child);
 	mutex_unlock(&listener->lock);
 	cep->listener = NULL;
@@ -909,7 +916,7 @@ static void swiwarp_cep_proc_request(struct swiwarp_cep *cep)
 		 * cep stays on listener->children until iw_cm answers, so
 		 * that destroying the listener finds it (swiwarp_cep_work).
 		 */
-		mutex_lock(&listener->lock);
+		mutex_lock_nested(&listener->lock, SINGLE_DEPTH_NESTING);
 		if (listener->cm_id && listener->state == CEP_LISTENING) {
 			swiwarp_cep_req_track(cep);
 			rv = swiwarp_cm_upcall(cep, listener->cm_id,
