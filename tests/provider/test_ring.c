@@ -371,7 +371,7 @@ TEST(sq_bad_input)
 TEST(sq_write_imm)
 {
 	struct fake_sq f;
-	struct ibv_sge sge = { .addr = 0x1000, .length = 100, .lkey = 5 };
+	struct ibv_sge sge = {.addr = 0x1000, .length = 100, .lkey = 5};
 	struct ibv_send_wr w, *bad = NULL;
 	struct swiwarp_sqe k;
 	unsigned int n;
@@ -688,10 +688,11 @@ TEST(cq_poll)
 			     SWIWARP_WC_SUCCESS, 0, 1,
 			     SWIWARP_CQE_IMM | SWIWARP_CQE_SOLICITED, 0));
 	f.cq.ring[(f.kprod - 1) & (f.cq.num - 1)].imm_data = htobe32(0xfeed);
-	CHECK(kernel_put_cqe(&f, 3001, SWIWARP_OP_WRITE_IMM,
-			     SWIWARP_WC_SUCCESS, 0, 1, 0, 0));
+	CHECK(kernel_put_cqe(&f, 3001, SWIWARP_OP_WRITE_IMM, SWIWARP_WC_SUCCESS,
+			     0, 1, 0, 0));
 	CHECK(swr_cq_poll(&f.cq, 8, wc) == 2);
-	CHECK(wc[0].wr_id == 3000 && wc[0].opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
+	CHECK(wc[0].wr_id == 3000 &&
+	      wc[0].opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
 	      (wc[0].wc_flags & IBV_WC_WITH_IMM) &&
 	      wc[0].imm_data == htobe32(0xfeed));
 	CHECK(wc[1].wr_id == 3001 && wc[1].opcode == IBV_WC_RDMA_WRITE &&
@@ -784,11 +785,10 @@ static const struct {
 	{                                                                      \
 #n, test_##n                                                   \
 	}
-	T(sq_fields),	  T(sq_signaled), T(sq_full_and_wrap),
-	T(sq_bad_input),  T(sq_write_imm), T(sq_inline),
-	T(doorbell_decision),
-	T(doorbell_race), T(rq_post),	  T(cq_poll),
-	T(cq_status),	  T(cq_notify),	  T(opcode_map),
+	T(sq_fields),	 T(sq_signaled), T(sq_full_and_wrap),  T(sq_bad_input),
+	T(sq_write_imm), T(sq_inline),	 T(doorbell_decision), T(doorbell_race),
+	T(rq_post),	 T(cq_poll),	 T(cq_status),	       T(cq_notify),
+	T(opcode_map),
 #undef T
 };
 

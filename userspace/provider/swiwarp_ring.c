@@ -140,7 +140,8 @@ static int build_sqe(const struct swr_sq *sq, struct swiwarp_sqe *sqe,
 	case SWIWARP_OP_WRITE_IMM:
 		sqe->rkey = wr->wr.rdma.rkey;
 		sqe->raddr = wr->wr.rdma.remote_addr;
-		sqe->imm_data = wr->imm_data; /* network order, passed through */
+		sqe->imm_data =
+			wr->imm_data; /* network order, passed through */
 		break;
 	case SWIWARP_OP_SEND_INV:
 		sqe->inv_stag = wr->invalidate_rkey;
