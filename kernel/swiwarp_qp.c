@@ -99,29 +99,42 @@ int swiwarp_qp_complete_sq(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
 	return 0;
 }
 
-int swiwarp_qp_complete_rq(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
-			   int status, u32 bytes, u32 inv_stag, bool se)
+/*
+ * Complete a receive WQE with the CQE its caller filled (opcode, status,
+ * bytes and the flags of the message kind): the common part of a Send's
+ * and an Immediate Data message's completion.  Returns -ENOSPC if the CQ
+ * overflowed.
+ */
+static int swiwarp_qp_push_rq(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
+			      struct swiwarp_cqe *cqe, bool se)
 {
-	struct swiwarp_cqe cqe = {};
 	int rv;
 
 	swiwarp_wqe_put_mem(wqe);
 	wqe->active = false;
-	cqe.id = wqe->sqe.id;
+	cqe->id = wqe->sqe.id;
+	cqe->qp_id = qp->id;
+	if (se)
+		cqe->flags |= SWIWARP_CQE_SOLICITED;
+	rv = swiwarp_cq_push(qp->rcq, cqe, se);
+	if (rv)
+		swiwarp_cq_overflow(qp, qp->rcq);
+	return rv;
+}
+
+int swiwarp_qp_complete_rq(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
+			   int status, u32 bytes, u32 inv_stag, bool se)
+{
+	struct swiwarp_cqe cqe = {};
+
 	cqe.opcode = SWIWARP_OP_RECV;
 	cqe.status = status;
 	cqe.bytes = bytes;
-	cqe.qp_id = qp->id;
 	if (inv_stag && status == SWIWARP_WC_SUCCESS) {
 		cqe.flags |= SWIWARP_CQE_INVALIDATED;
 		cqe.inv_stag = inv_stag;
 	}
-	if (se)
-		cqe.flags |= SWIWARP_CQE_SOLICITED;
-	rv = swiwarp_cq_push(qp->rcq, &cqe, se);
-	if (rv)
-		swiwarp_cq_overflow(qp, qp->rcq);
-	return rv;
+	return swiwarp_qp_push_rq(qp, wqe, &cqe, se);
 }
 
 /*
@@ -133,22 +146,12 @@ int swiwarp_qp_complete_imm(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
 			    u32 imm_data, bool se)
 {
 	struct swiwarp_cqe cqe = {};
-	int rv;
 
-	swiwarp_wqe_put_mem(wqe);
-	wqe->active = false;
-	cqe.id = wqe->sqe.id;
 	cqe.opcode = SWIWARP_OP_RECV_RDMA_IMM;
 	cqe.status = SWIWARP_WC_SUCCESS;
-	cqe.qp_id = qp->id;
 	cqe.flags = SWIWARP_CQE_IMM;
 	cqe.imm_data = imm_data;
-	if (se)
-		cqe.flags |= SWIWARP_CQE_SOLICITED;
-	rv = swiwarp_cq_push(qp->rcq, &cqe, se);
-	if (rv)
-		swiwarp_cq_overflow(qp, qp->rcq);
-	return rv;
+	return swiwarp_qp_push_rq(qp, wqe, &cqe, se);
 }
 
 /* Count VALID entries from get, stopping at limit. */
