@@ -135,13 +135,49 @@ static int swiwarp_chunk_from_skb(void *kva, u32 len, void *arg)
 	return 0;
 }
 
-/* Validate the SGL of a receive WQE (local write access). */
-static int swiwarp_rx_check_rwqe(struct swiwarp_qp *qp,
-				 struct swiwarp_wqe *wqe)
+/*
+ * Take the receive WQE an untagged message on queue 0 consumes into
+ * rx->rwqe.  No RQE posted: Terminate (no buffer).  A bad RQE (malformed,
+ * or with places set an SGL we may not write) is completed with its error
+ * and the stream ends with a catastrophic Terminate, as the peer's message
+ * cannot be delivered.
+ *
+ * places: the message writes the RQE's buffer (a Send).  Only then is
+ * the SGL checked (swiwarp_wqe_check_sgl(): every SGE a valid local-write
+ * region of our PD, at most SWIWARP_MAX_MSG in all; it also sets
+ * rwqe.bytes and takes the memory references placement uses).  The
+ * placed length against rwqe.bytes is the Send path's own check.  An
+ * Immediate Data message (RFC 7306) places nothing (its data went by the
+ * RDMA Write before it): the RQE only gives the completion its wr_id and
+ * its buffer is never touched, as for the receive an RDMA Write with
+ * Immediate consumes in InfiniBand.  So the SGL is not looked at: an SGE
+ * we could not write (even one whose MR is gone) does not fail it; only a
+ * malformed RQE (rwqe.status) does.  No memory references are taken, so
+ * the completion's swiwarp_wqe_put_mem() has none to drop.
+ */
+static int swiwarp_rx_take_rwqe(struct swiwarp_qp *qp, bool places)
 {
-	if (wqe->status)
-		return wqe->status;
-	return swiwarp_wqe_check_sgl(qp, wqe, IB_ACCESS_LOCAL_WRITE);
+	struct swiwarp_rx *rx = &qp->rx;
+	int st;
+
+	if (!swiwarp_rq_fetch(qp, &rx->rwqe)) {
+		rx_term_untagged(qp, IWARP_TERM_DDP_U_MSN_NO_BUFFER);
+		return -EINVAL;
+	}
+	rx->rwqe_active = true;
+	st = rx->rwqe.status;
+	if (!st && places)
+		st = swiwarp_wqe_check_sgl(qp, &rx->rwqe,
+					   IB_ACCESS_LOCAL_WRITE);
+	if (st) {
+		rx->rwqe_active = false;
+		swiwarp_qp_complete_rq(qp, &rx->rwqe, st, 0, 0, false);
+		swiwarp_rx_fatal(qp, IWARP_TERM_LAYER_RDMAP,
+				 IWARP_TERM_RDMAP_ETYPE_CATASTROPHIC,
+				 IWARP_TERM_RDMAP_CATASTROPHIC, true);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* ------------------------------------------------- header dispatch */
@@ -217,7 +253,6 @@ static int swiwarp_rx_setup_send(struct swiwarp_qp *qp)
 {
 	struct swiwarp_rx *rx = &qp->rx;
 	u64 end;
-	int st;
 
 	if (rx->msn != rx->msn_next[IWARP_DDP_QN_SEND]) {
 		rx_term_untagged(qp, IWARP_TERM_DDP_U_MSN_RANGE);
@@ -227,22 +262,8 @@ static int swiwarp_rx_setup_send(struct swiwarp_qp *qp)
 		rx_term_untagged(qp, IWARP_TERM_DDP_U_INVALID_MO);
 		return -EINVAL;
 	}
-	if (!rx->rwqe_active) {
-		if (!swiwarp_rq_fetch(qp, &rx->rwqe)) {
-			rx_term_untagged(qp, IWARP_TERM_DDP_U_MSN_NO_BUFFER);
-			return -EINVAL;
-		}
-		rx->rwqe_active = true;
-		st = swiwarp_rx_check_rwqe(qp, &rx->rwqe);
-		if (st) {
-			rx->rwqe_active = false;
-			swiwarp_qp_complete_rq(qp, &rx->rwqe, st, 0, 0, false);
-			swiwarp_rx_fatal(qp, IWARP_TERM_LAYER_RDMAP,
-					 IWARP_TERM_RDMAP_ETYPE_CATASTROPHIC,
-					 IWARP_TERM_RDMAP_CATASTROPHIC, true);
-			return -EINVAL;
-		}
-	}
+	if (!rx->rwqe_active && swiwarp_rx_take_rwqe(qp, true))
+		return -EINVAL;
 	if (check_add_overflow((u64)rx->mo, (u64)rx->data_left, &end) ||
 	    end > rx->rwqe.bytes) {
 		rx->rwqe_active = false;
@@ -266,7 +287,6 @@ static int swiwarp_rx_immediate(struct swiwarp_qp *qp,
 				const struct iwarp_rdmap_msg *msg)
 {
 	struct swiwarp_rx *rx = &qp->rx;
-	int st;
 
 	if (!qp->peer_rfc7306) {
 		rx_term_op(qp, IWARP_TERM_RDMAP_OPCODE);
@@ -284,21 +304,8 @@ static int swiwarp_rx_immediate(struct swiwarp_qp *qp,
 		rx_term_untagged(qp, IWARP_TERM_DDP_U_INVALID_MO);
 		return -EINVAL;
 	}
-	if (!swiwarp_rq_fetch(qp, &rx->rwqe)) {
-		rx_term_untagged(qp, IWARP_TERM_DDP_U_MSN_NO_BUFFER);
+	if (swiwarp_rx_take_rwqe(qp, false))
 		return -EINVAL;
-	}
-	rx->rwqe_active = true;
-	st = rx->rwqe.status;
-	if (st) {
-		/* a malformed RQE: as for a Send */
-		rx->rwqe_active = false;
-		swiwarp_qp_complete_rq(qp, &rx->rwqe, st, 0, 0, false);
-		swiwarp_rx_fatal(qp, IWARP_TERM_LAYER_RDMAP,
-				 IWARP_TERM_RDMAP_ETYPE_CATASTROPHIC,
-				 IWARP_TERM_RDMAP_CATASTROPHIC, true);
-		return -EINVAL;
-	}
 	rx->imm_data = (__force u32)cpu_to_be32((u32)(msg->immediate >> 32));
 	return 0;
 }
