@@ -27,24 +27,24 @@
  * line per check, "ok ..." or "BAD ..." with the first bad offset; the
  * exit status is 0 only if every check was ok.
  *
- * Built by the lab scripts with: cc -O2 -o data-verify data-verify.c
- * -lrdmacm -libverbs
+ * Built by the lab scripts (build_data_verify in suite-lib.sh) with:
+ * cc -O2 -o data-verify data-verify.c verify-cm.c -lrdmacm -libverbs
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <netdb.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
+
+#include "verify-cm.h"
 
 #define REGION (8u << 20)	/* each memory region */
 #define MAX_SIZE 4200000u	/* largest message (-z) */
@@ -90,8 +90,7 @@ struct srv_info {
 };
 
 struct conn {
-	struct rdma_event_channel *ch;
-	struct rdma_cm_id *id;
+	struct vcm cm;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	uint8_t *mem[3];
@@ -102,18 +101,6 @@ struct conn {
 	int nstash;		/* completions that arrived before wanted */
 	struct ibv_wc stash[32];
 };
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "data-verify: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-	exit(2);
-}
 
 static uint8_t pat(uint32_t seed, uint64_t i)
 {
@@ -138,26 +125,6 @@ static int64_t check(const uint8_t *p, uint32_t n, uint32_t seed, uint64_t base)
 		if (p[i] != pat(seed, base + i))
 			return i;
 	return -1;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static struct rdma_cm_event *get_event(struct conn *c, enum rdma_cm_event_type want)
-{
-	struct rdma_cm_event *ev;
-
-	if (rdma_get_cm_event(c->ch, &ev))
-		die("rdma_get_cm_event: %s", strerror(errno));
-	if (ev->event != want)
-		die("cm event %s (status %d), wanted %s", rdma_event_str(ev->event),
-		    ev->status, rdma_event_str(want));
-	return ev;
 }
 
 /* Wait for the next completion of the given opcode (others are kept). */
@@ -201,28 +168,20 @@ got:
 		    ibv_wc_status_str(wc->status), wc->opcode);
 }
 
-static void setup_qp(struct conn *c, struct rdma_cm_id *id)
+/* The QP on c->cm.id, its CQ and the memory regions. */
+static void setup_qp(struct conn *c)
 {
-	struct ibv_qp_init_attr qa = { 0 };
+	struct ibv_context *verbs = c->cm.id->verbs;
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		IBV_ACCESS_REMOTE_READ;
 
-	c->id = id;
-	c->pd = ibv_alloc_pd(id->verbs);
+	c->pd = ibv_alloc_pd(verbs);
 	if (!c->pd)
 		die("alloc_pd");
-	c->cq = ibv_create_cq(id->verbs, 64, NULL, NULL, 0);
+	c->cq = ibv_create_cq(verbs, 64, NULL, NULL, 0);
 	if (!c->cq)
 		die("create_cq");
-	qa.send_cq = c->cq;
-	qa.recv_cq = c->cq;
-	qa.qp_type = IBV_QPT_RC;
-	qa.cap.max_send_wr = 16;
-	qa.cap.max_recv_wr = 8;
-	qa.cap.max_send_sge = 3;
-	qa.cap.max_recv_sge = 3;
-	if (rdma_create_qp(id, c->pd, &qa))
-		die("rdma_create_qp: %s", strerror(errno));
+	vcm_create_qp(&c->cm, c->pd, c->cq, c->cq, 16, 8, 3);
 	for (int i = 0; i < 3; i++) {
 		c->mem[i] = aligned_alloc(4096, REGION);
 		if (!c->mem[i])
@@ -242,7 +201,7 @@ static void post(struct conn *c, struct ibv_send_wr *wr)
 {
 	struct ibv_send_wr *bad;
 
-	if (ibv_post_send(c->id->qp, wr, &bad))
+	if (ibv_post_send(c->cm.id->qp, wr, &bad))
 		die("post_send: %s", strerror(errno));
 }
 
@@ -286,7 +245,7 @@ static void post_recv(struct conn *c, int slot)
 		sge[i].length = rx_len[i];
 		sge[i].lkey = c->mr[i]->lkey;
 	}
-	if (ibv_post_recv(c->id->qp, &wr, &bad))
+	if (ibv_post_recv(c->cm.id->qp, &wr, &bad))
 		die("post_recv: %s", strerror(errno));
 }
 
@@ -339,27 +298,11 @@ static int verify_slot(struct conn *c, int slot, uint32_t len, struct ctl *res)
 static int server(const char *addr, const char *port)
 {
 	struct conn c = { 0 };
-	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE,
-				       .ai_port_space = RDMA_PS_TCP };
-	struct rdma_addrinfo *ai;
-	struct rdma_cm_id *lid;
-	struct rdma_cm_event *ev;
-	struct rdma_conn_param cp = { 0 };
-	struct srv_info info;
+	struct srv_info info = { 0 };
 	int done = 0;
 
-	c.ch = rdma_create_event_channel();
-	if (!c.ch)
-		die("event channel");
-	if (rdma_getaddrinfo(addr, port, &hints, &ai))
-		die("getaddrinfo %s", addr);
-	if (rdma_create_id(c.ch, &lid, NULL, RDMA_PS_TCP) ||
-	    rdma_bind_addr(lid, ai->ai_src_addr) || rdma_listen(lid, 1))
-		die("listen on %s:%s: %s", addr, port, strerror(errno));
-	rdma_freeaddrinfo(ai);
-	ev = get_event(&c, RDMA_CM_EVENT_CONNECT_REQUEST);
-	setup_qp(&c, ev->id);
-	rdma_ack_cm_event(ev);
+	vcm_listen_one(&c.cm, addr, port);
+	setup_qp(&c);
 	post_recv(&c, 0);
 	post_recv(&c, 1);
 	info.waddr = (uintptr_t)c.mem[1];
@@ -367,13 +310,7 @@ static int server(const char *addr, const char *port)
 	info.raddr = (uintptr_t)c.mem[2];
 	info.rkey = c.mr[2]->rkey;
 	info.len = REGION;
-	cp.private_data = &info;
-	cp.private_data_len = sizeof(info);
-	cp.responder_resources = 8;
-	cp.initiator_depth = 8;
-	if (rdma_accept(c.id, &cp))
-		die("accept: %s", strerror(errno));
-	rdma_ack_cm_event(get_event(&c, RDMA_CM_EVENT_ESTABLISHED));
+	vcm_accept(&c.cm, &info, sizeof(info), 8);
 
 	while (!done) {
 		struct ibv_wc wc;
@@ -418,10 +355,7 @@ static int server(const char *addr, const char *port)
 		send_ctl(&c, &res);
 	}
 	/* The client disconnects. */
-	rdma_ack_cm_event(get_event(&c, RDMA_CM_EVENT_DISCONNECTED));
-	rdma_destroy_qp(c.id);
-	rdma_destroy_id(c.id);
-	rdma_destroy_id(lid);
+	vcm_close(&c.cm);
 	return 0;
 }
 
@@ -456,7 +390,7 @@ static struct ctl wait_result(struct conn *c)
 		struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 };
 		struct ibv_recv_wr *bad;
 
-		if (ibv_post_recv(c->id->qp, &wr, &bad))
+		if (ibv_post_recv(c->cm.id->qp, &wr, &bad))
 			die("post_recv");
 	}
 	return m;
@@ -610,30 +544,12 @@ static int client(const char *addr, const char *port, const char *sizes,
 		  int rounds)
 {
 	struct conn c = { 0 };
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
-	struct rdma_addrinfo *ai;
-	struct rdma_cm_id *id;
-	struct rdma_cm_event *ev;
-	struct rdma_conn_param cp = { 0 };
 	struct srv_info si;
 	struct ctl bye = { .magic = MAGIC_CTL, .op = CTL_BYE };
 	uint32_t seed = 1;
 
-	c.ch = rdma_create_event_channel();
-	if (!c.ch)
-		die("event channel");
-	if (rdma_getaddrinfo(addr, port, &hints, &ai))
-		die("getaddrinfo %s", addr);
-	if (rdma_create_id(c.ch, &id, NULL, RDMA_PS_TCP))
-		die("create_id");
-	if (rdma_resolve_addr(id, NULL, ai->ai_dst_addr, 5000))
-		die("resolve_addr: %s", strerror(errno));
-	rdma_freeaddrinfo(ai);
-	rdma_ack_cm_event(get_event(&c, RDMA_CM_EVENT_ADDR_RESOLVED));
-	if (rdma_resolve_route(id, 5000))
-		die("resolve_route");
-	rdma_ack_cm_event(get_event(&c, RDMA_CM_EVENT_ROUTE_RESOLVED));
-	setup_qp(&c, id);
+	vcm_resolve(&c.cm, addr, port);
+	setup_qp(&c);
 	{
 		struct ibv_sge sge = {
 			.addr = (uintptr_t)c.mem[0] + REGION - 4096,
@@ -643,18 +559,10 @@ static int client(const char *addr, const char *port, const char *sizes,
 		struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 };
 		struct ibv_recv_wr *bad;
 
-		if (ibv_post_recv(id->qp, &wr, &bad))
+		if (ibv_post_recv(c.cm.id->qp, &wr, &bad))
 			die("post_recv");
 	}
-	cp.responder_resources = 8;
-	cp.initiator_depth = 8;
-	if (rdma_connect(id, &cp))
-		die("connect: %s", strerror(errno));
-	ev = get_event(&c, RDMA_CM_EVENT_ESTABLISHED);
-	if (ev->param.conn.private_data_len < sizeof(si))
-		die("no server info in the private data");
-	memcpy(&si, ev->param.conn.private_data, sizeof(si));
-	rdma_ack_cm_event(ev);
+	vcm_connect(&c.cm, &si, sizeof(si), 8);
 
 	for (int round = 0; round < rounds; round++) {
 		const char *p = sizes;
@@ -673,10 +581,7 @@ static int client(const char *addr, const char *port, const char *sizes,
 	}
 	send_ctl(&c, &bye);
 	wait_result(&c);
-	rdma_disconnect(id);
-	rdma_ack_cm_event(get_event(&c, RDMA_CM_EVENT_DISCONNECTED));
-	rdma_destroy_qp(id);
-	rdma_destroy_id(id);
+	vcm_close(&c.cm);
 	printf("%s: %d check(s) failed\n", c.failures ? "FAILED" : "PASSED",
 	       c.failures);
 	return c.failures ? 1 : 0;

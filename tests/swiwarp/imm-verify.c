@@ -27,8 +27,9 @@
  * still go through: no Terminate was caused.
  *
  * Output: "ok ..." / "BAD ..." lines, then PASSED or FAILED; exit 0 only
- * if every check was ok.  Built by the lab scripts with:
- * cc -O2 -o imm-verify imm-verify.c -lrdmacm -libverbs
+ * if every check was ok.  Built by the lab scripts (build_data_verify in
+ * suite-lib.sh) with:
+ * cc -O2 -o imm-verify imm-verify.c verify-cm.c -lrdmacm -libverbs
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -40,11 +41,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
+
+#include "verify-cm.h"
 
 #define NIMM 48			/* Writes with Immediate in a row */
 #define REGION (4u << 20)	/* Write target / source */
@@ -65,8 +67,7 @@ struct srv_info {
 };
 
 struct conn {
-	struct rdma_event_channel *ch;
-	struct rdma_cm_id *id;
+	struct vcm cm;
 	struct ibv_pd *pd;
 	struct ibv_comp_channel *cc;
 	struct ibv_cq *scq, *rcq;
@@ -74,18 +75,6 @@ struct conn {
 	struct ibv_mr *mr, *rmr;
 	int failures;
 };
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "imm-verify: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-	exit(2);
-}
 
 static void result(struct conn *c, int ok, const char *fmt, ...)
 {
@@ -120,28 +109,6 @@ static uint32_t woff(int k)
 	return off;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static struct rdma_cm_event *get_event(struct conn *c,
-				       enum rdma_cm_event_type want)
-{
-	struct rdma_cm_event *ev;
-
-	if (rdma_get_cm_event(c->ch, &ev))
-		die("rdma_get_cm_event: %s", strerror(errno));
-	if (ev->event != want)
-		die("cm event %s (status %d), wanted %s",
-		    rdma_event_str(ev->event), ev->status,
-		    rdma_event_str(want));
-	return ev;
-}
-
 /* Busy-poll one completion; dies after TIMEOUT_S. */
 static void poll_one(struct ibv_cq *cq, struct ibv_wc *wc, const char *what)
 {
@@ -160,28 +127,20 @@ static void poll_one(struct ibv_cq *cq, struct ibv_wc *wc, const char *what)
 	}
 }
 
-static void setup(struct conn *c, struct rdma_cm_id *id)
+/* The QP on c->cm.id, its CQs and the memory regions. */
+static void setup(struct conn *c)
 {
-	struct ibv_qp_init_attr qa = { 0 };
+	struct ibv_context *verbs = c->cm.id->verbs;
 
-	c->id = id;
-	c->pd = ibv_alloc_pd(id->verbs);
-	c->cc = ibv_create_comp_channel(id->verbs);
+	c->pd = ibv_alloc_pd(verbs);
+	c->cc = ibv_create_comp_channel(verbs);
 	if (!c->pd || !c->cc)
 		die("alloc_pd / comp_channel");
-	c->scq = ibv_create_cq(id->verbs, 128, NULL, NULL, 0);
-	c->rcq = ibv_create_cq(id->verbs, 128, NULL, c->cc, 0);
+	c->scq = ibv_create_cq(verbs, 128, NULL, NULL, 0);
+	c->rcq = ibv_create_cq(verbs, 128, NULL, c->cc, 0);
 	if (!c->scq || !c->rcq)
 		die("create_cq");
-	qa.send_cq = c->scq;
-	qa.recv_cq = c->rcq;
-	qa.qp_type = IBV_QPT_RC;
-	qa.cap.max_send_wr = 64;
-	qa.cap.max_recv_wr = NRECV;
-	qa.cap.max_send_sge = 1;
-	qa.cap.max_recv_sge = 1;
-	if (rdma_create_qp(id, c->pd, &qa))
-		die("rdma_create_qp: %s", strerror(errno));
+	vcm_create_qp(&c->cm, c->pd, c->scq, c->rcq, 64, NRECV, 1);
 	c->mem = aligned_alloc(4096, REGION);
 	c->rbuf = aligned_alloc(4096, NRECV * RBUF);
 	if (!c->mem || !c->rbuf)
@@ -207,7 +166,7 @@ static void post_recv(struct conn *c, int slot)
 				  .num_sge = 1 };
 	struct ibv_recv_wr *bad;
 
-	if (ibv_post_recv(c->id->qp, &wr, &bad))
+	if (ibv_post_recv(c->cm.id->qp, &wr, &bad))
 		die("post_recv: %s", strerror(errno));
 }
 
@@ -224,7 +183,7 @@ static void send_word(struct conn *c, uint32_t word)
 	struct ibv_wc wc;
 
 	memcpy(p, &word, 4);
-	if (ibv_post_send(c->id->qp, &wr, &bad))
+	if (ibv_post_send(c->cm.id->qp, &wr, &bad))
 		die("post_send: %s", strerror(errno));
 	poll_one(c->scq, &wc, "send");
 	if (wc.status != IBV_WC_SUCCESS)
@@ -248,7 +207,7 @@ static void recv_word(struct conn *c, uint32_t want, const char *what)
 
 static int is_siw(struct conn *c)
 {
-	return !strncmp(ibv_get_device_name(c->id->verbs->device), "siw", 3);
+	return !strncmp(ibv_get_device_name(c->cm.id->verbs->device), "siw", 3);
 }
 
 /* -n: a Write with Immediate must fail in post_send, locally. */
@@ -261,11 +220,11 @@ static void try_write_imm(struct conn *c)
 				  .send_flags = IBV_SEND_SIGNALED,
 				  .imm_data = htonl(IMM_BASE) };
 	struct ibv_send_wr *bad = NULL;
-	int ret = ibv_post_send(c->id->qp, &wr, &bad);
+	int ret = ibv_post_send(c->cm.id->qp, &wr, &bad);
 
 	result(c, is_siw(c) ? ret != 0 : ret == EOPNOTSUPP && bad == &wr,
 	       "write-imm-refused (%s): post_send returned %d (%s)",
-	       ibv_get_device_name(c->id->verbs->device), ret, strerror(ret));
+	       ibv_get_device_name(c->cm.id->verbs->device), ret, strerror(ret));
 }
 
 static void check_write(struct conn *c, int k, uint32_t off, uint32_t size)
@@ -293,28 +252,12 @@ static int event_within(struct conn *c, int ms)
 static int server(const char *addr, const char *port, int neg)
 {
 	struct conn c = { 0 };
-	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE,
-				       .ai_port_space = RDMA_PS_TCP };
-	struct rdma_addrinfo *ai;
-	struct rdma_cm_id *lid;
-	struct rdma_cm_event *ev;
-	struct rdma_conn_param cp = { 0 };
-	struct srv_info info;
+	struct srv_info info = { 0 };
 	struct ibv_wc wc;
 	int bad_imm = 0, bad_buf = 0, i;
 
-	c.ch = rdma_create_event_channel();
-	if (!c.ch)
-		die("event channel");
-	if (rdma_getaddrinfo(addr, port, &hints, &ai))
-		die("getaddrinfo %s", addr);
-	if (rdma_create_id(c.ch, &lid, NULL, RDMA_PS_TCP) ||
-	    rdma_bind_addr(lid, ai->ai_src_addr) || rdma_listen(lid, 1))
-		die("listen on %s:%s: %s", addr, port, strerror(errno));
-	rdma_freeaddrinfo(ai);
-	ev = get_event(&c, RDMA_CM_EVENT_CONNECT_REQUEST);
-	setup(&c, ev->id);
-	rdma_ack_cm_event(ev);
+	vcm_listen_one(&c.cm, addr, port);
+	setup(&c);
 	for (i = 0; i < NRECV - 1; i++)
 		post_recv(&c, i);
 	/* Solicited-only from the start: no Immediate without SE wakes. */
@@ -323,11 +266,7 @@ static int server(const char *addr, const char *port, int neg)
 	info.addr = (uintptr_t)c.mem;
 	info.rkey = c.mr->rkey;
 	info.len = REGION;
-	cp.private_data = &info;
-	cp.private_data_len = sizeof(info);
-	if (rdma_accept(c.id, &cp))
-		die("accept: %s", strerror(errno));
-	rdma_ack_cm_event(get_event(&c, RDMA_CM_EVENT_ESTABLISHED));
+	vcm_accept(&c.cm, &info, sizeof(info), 0);
 
 	if (neg) {
 		try_write_imm(&c);
@@ -387,10 +326,7 @@ static int server(const char *addr, const char *port, int neg)
 	}
 	recv_word(&c, 0xb7e, "send-after-refused-send-imm");
 out:
-	rdma_ack_cm_event(get_event(&c, RDMA_CM_EVENT_DISCONNECTED));
-	rdma_destroy_qp(c.id);
-	rdma_destroy_id(c.id);
-	rdma_destroy_id(lid);
+	vcm_close(&c.cm);
 	printf("%s: %d check(s) failed\n", c.failures ? "FAILED" : "PASSED",
 	       c.failures);
 	return c.failures ? 1 : 0;
@@ -419,7 +355,7 @@ static void write_imm(struct conn *c, const struct srv_info *si, int k,
 		c->mem[off + i] = pat((uint32_t)k, i);
 	wr.wr.rdma.remote_addr = si->addr + off;
 	wr.wr.rdma.rkey = si->rkey;
-	ret = ibv_post_send(c->id->qp, &wr, &bad);
+	ret = ibv_post_send(c->cm.id->qp, &wr, &bad);
 	if (ret)
 		die("post write-imm %d: %s", k, strerror(ret));
 }
@@ -427,38 +363,14 @@ static void write_imm(struct conn *c, const struct srv_info *si, int k,
 static int client(const char *addr, const char *port, int neg)
 {
 	struct conn c = { 0 };
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
-	struct rdma_addrinfo *ai;
-	struct rdma_cm_id *id;
-	struct rdma_cm_event *ev;
-	struct rdma_conn_param cp = { 0 };
 	struct srv_info si;
 	struct ibv_wc wc;
 	int posted = 0, done = 0, bad_wc = 0;
 
-	c.ch = rdma_create_event_channel();
-	if (!c.ch)
-		die("event channel");
-	if (rdma_getaddrinfo(addr, port, &hints, &ai))
-		die("getaddrinfo %s", addr);
-	if (rdma_create_id(c.ch, &id, NULL, RDMA_PS_TCP))
-		die("create_id");
-	if (rdma_resolve_addr(id, NULL, ai->ai_dst_addr, 5000))
-		die("resolve_addr: %s", strerror(errno));
-	rdma_freeaddrinfo(ai);
-	rdma_ack_cm_event(get_event(&c, RDMA_CM_EVENT_ADDR_RESOLVED));
-	if (rdma_resolve_route(id, 5000))
-		die("resolve_route");
-	rdma_ack_cm_event(get_event(&c, RDMA_CM_EVENT_ROUTE_RESOLVED));
-	setup(&c, id);
+	vcm_resolve(&c.cm, addr, port);
+	setup(&c);
 	post_recv(&c, 0);
-	if (rdma_connect(id, &cp))
-		die("connect: %s", strerror(errno));
-	ev = get_event(&c, RDMA_CM_EVENT_ESTABLISHED);
-	if (ev->param.conn.private_data_len < sizeof(si))
-		die("no server info in the private data");
-	memcpy(&si, ev->param.conn.private_data, sizeof(si));
-	rdma_ack_cm_event(ev);
+	vcm_connect(&c.cm, &si, sizeof(si), 0);
 
 	if (neg) {
 		try_write_imm(&c);
@@ -495,7 +407,7 @@ static int client(const char *addr, const char *port, int neg)
 					  .send_flags = IBV_SEND_SIGNALED,
 					  .imm_data = htonl(0xbad) };
 		struct ibv_send_wr *bad = NULL;
-		int ret = ibv_post_send(id->qp, &wr, &bad);
+		int ret = ibv_post_send(c.cm.id->qp, &wr, &bad);
 
 		result(&c, ret == EOPNOTSUPP && bad == &wr,
 		       "send-imm-refused: post_send returned %d (%s)", ret,
@@ -508,10 +420,7 @@ static int client(const char *addr, const char *port, int neg)
 	       ibv_wc_status_str(wc.status));
 	send_word(&c, 0xb7e);
 out:
-	rdma_disconnect(id);
-	rdma_ack_cm_event(get_event(&c, RDMA_CM_EVENT_DISCONNECTED));
-	rdma_destroy_qp(id);
-	rdma_destroy_id(id);
+	vcm_close(&c.cm);
 	printf("%s: %d check(s) failed\n", c.failures ? "FAILED" : "PASSED",
 	       c.failures);
 	return c.failures ? 1 : 0;

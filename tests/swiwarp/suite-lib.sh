@@ -12,7 +12,8 @@
 #     in fails, as does a failed run that says no FAIL.  Returns the run's
 #     exit status.
 #   build_data_verify: compile tests/swiwarp/data-verify.c into
-#     $out/data-verify and set verify to it, and imm-verify.c next to it; FAILs NAME/build-verify and
+#     $out/data-verify and set verify to it, and imm-verify.c next to it
+#     (both with verify-cm.c); FAILs NAME/build-verify and
 #     returns 1 if it does not build.
 #   mixed_kernels [SERIES,...]: kernels for a boot with guests on different
 #     kernels (issue 16: 6.12 coverage inside boots make check already has).
@@ -71,10 +72,11 @@ run_lab() {
 
 build_data_verify() {
 	verify=$out/data-verify
-	if ! cc -O2 -Wall -o "$verify" "$top/tests/swiwarp/data-verify.c" -lrdmacm -libverbs \
-		>"$out/cc.log" 2>&1 ||
-		! cc -O2 -Wall -o "$out/imm-verify" "$top/tests/swiwarp/imm-verify.c" -lrdmacm -libverbs \
-			>>"$out/cc.log" 2>&1; then
+	# Both link verify-cm.c, their shared rdma_cm connection set-up.
+	if ! cc -O2 -Wall -o "$verify" "$top/tests/swiwarp/data-verify.c" \
+		"$top/tests/swiwarp/verify-cm.c" -lrdmacm -libverbs >"$out/cc.log" 2>&1 ||
+		! cc -O2 -Wall -o "$out/imm-verify" "$top/tests/swiwarp/imm-verify.c" \
+			"$top/tests/swiwarp/verify-cm.c" -lrdmacm -libverbs >>"$out/cc.log" 2>&1; then
 		fail "$suite/build-verify" "$(head -n 3 "$out/cc.log" | tr '\n' ' ')"
 		return 1
 	fi

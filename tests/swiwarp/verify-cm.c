@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * verify-cm: rdma_cm connection set-up and teardown shared by the content
+ * checkers data-verify.c and imm-verify.c (see verify-cm.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "verify-cm.h"
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	/* The lab scripts grep the logs for "data-verify:" / "imm-verify:". */
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: ", program_invocation_short_name);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	exit(2);
+}
+
+double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The next event on the channel must be want; the caller acks it. */
+static struct rdma_cm_event *vcm_event(struct vcm *cm,
+				       enum rdma_cm_event_type want)
+{
+	struct rdma_cm_event *ev;
+
+	if (rdma_get_cm_event(cm->ch, &ev))
+		die("rdma_get_cm_event: %s", strerror(errno));
+	if (ev->event != want)
+		die("cm event %s (status %d), wanted %s",
+			rdma_event_str(ev->event), ev->status,
+			rdma_event_str(want));
+	return ev;
+}
+
+static void vcm_channel(struct vcm *cm)
+{
+	cm->ch = rdma_create_event_channel();
+	if (!cm->ch)
+		die("event channel");
+}
+
+void vcm_listen_one(struct vcm *cm, const char *addr, const char *port)
+{
+	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE,
+				       .ai_port_space = RDMA_PS_TCP };
+	struct rdma_addrinfo *ai;
+	struct rdma_cm_event *ev;
+
+	vcm_channel(cm);
+	if (rdma_getaddrinfo(addr, port, &hints, &ai))
+		die("getaddrinfo %s", addr);
+	if (rdma_create_id(cm->ch, &cm->lid, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(cm->lid, ai->ai_src_addr) || rdma_listen(cm->lid, 1))
+		die("listen on %s:%s: %s", addr, port, strerror(errno));
+	rdma_freeaddrinfo(ai);
+	ev = vcm_event(cm, RDMA_CM_EVENT_CONNECT_REQUEST);
+	cm->id = ev->id;
+	rdma_ack_cm_event(ev);
+}
+
+void vcm_resolve(struct vcm *cm, const char *addr, const char *port)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
+	struct rdma_addrinfo *ai;
+
+	vcm_channel(cm);
+	if (rdma_getaddrinfo(addr, port, &hints, &ai))
+		die("getaddrinfo %s", addr);
+	if (rdma_create_id(cm->ch, &cm->id, NULL, RDMA_PS_TCP))
+		die("create_id");
+	if (rdma_resolve_addr(cm->id, NULL, ai->ai_dst_addr, 5000))
+		die("resolve_addr: %s", strerror(errno));
+	rdma_freeaddrinfo(ai);
+	rdma_ack_cm_event(vcm_event(cm, RDMA_CM_EVENT_ADDR_RESOLVED));
+	if (rdma_resolve_route(cm->id, 5000))
+		die("resolve_route");
+	rdma_ack_cm_event(vcm_event(cm, RDMA_CM_EVENT_ROUTE_RESOLVED));
+}
+
+void vcm_create_qp(struct vcm *cm, struct ibv_pd *pd, struct ibv_cq *scq,
+		   struct ibv_cq *rcq, uint32_t send_wr, uint32_t recv_wr,
+		   uint32_t sge)
+{
+	struct ibv_qp_init_attr qa = {
+		.send_cq = scq,
+		.recv_cq = rcq,
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = send_wr, .max_recv_wr = recv_wr,
+			 .max_send_sge = sge, .max_recv_sge = sge },
+	};
+
+	if (rdma_create_qp(cm->id, pd, &qa))
+		die("rdma_create_qp: %s", strerror(errno));
+}
+
+void vcm_accept(struct vcm *cm, const void *priv, uint8_t len, uint8_t rd)
+{
+	struct rdma_conn_param cp = {
+		.private_data = priv,
+		.private_data_len = len,
+		.responder_resources = rd,
+		.initiator_depth = rd,
+	};
+
+	if (rdma_accept(cm->id, &cp))
+		die("accept: %s", strerror(errno));
+	rdma_ack_cm_event(vcm_event(cm, RDMA_CM_EVENT_ESTABLISHED));
+}
+
+void vcm_connect(struct vcm *cm, void *priv, size_t len, uint8_t rd)
+{
+	struct rdma_conn_param cp = {
+		.responder_resources = rd,
+		.initiator_depth = rd,
+	};
+	struct rdma_cm_event *ev;
+
+	if (rdma_connect(cm->id, &cp))
+		die("connect: %s", strerror(errno));
+	ev = vcm_event(cm, RDMA_CM_EVENT_ESTABLISHED);
+	if (ev->param.conn.private_data_len < len)
+		die("no server info in the private data");
+	memcpy(priv, ev->param.conn.private_data, len);
+	rdma_ack_cm_event(ev);
+}
+
+void vcm_close(struct vcm *cm)
+{
+	if (!cm->lid)
+		rdma_disconnect(cm->id);
+	rdma_ack_cm_event(vcm_event(cm, RDMA_CM_EVENT_DISCONNECTED));
+	rdma_destroy_qp(cm->id);
+	rdma_destroy_id(cm->id);
+	if (cm->lid)
+		rdma_destroy_id(cm->lid);
+}

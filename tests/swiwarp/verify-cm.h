@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * verify-cm: the rdma_cm connection set-up and teardown data-verify.c and
+ * imm-verify.c share (one RC QP, one connection, server or client), with
+ * the die() and now() both use.  Every failure ends the program with exit
+ * status 2 through die(), as the checkers' own fatal errors do.
+ *
+ * Server: vcm_listen_one(), create the QP on cm.id (vcm_create_qp()), post
+ * receives, vcm_accept(), ... vcm_close().
+ * Client: vcm_resolve(), vcm_create_qp(), post receives, vcm_connect(),
+ * ... vcm_close().
+ */
+#ifndef SWIWARP_VERIFY_CM_H
+#define SWIWARP_VERIFY_CM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+struct vcm {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;	/* the connection's */
+	struct rdma_cm_id *lid;	/* server: the listener */
+};
+
+/* "PROGRAM: message" on stderr, exit status 2. */
+void die(const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 1, 2)));
+
+/* CLOCK_MONOTONIC in seconds. */
+double now(void);
+
+/* Listen on addr:port and take one connection request into cm->id. */
+void vcm_listen_one(struct vcm *cm, const char *addr, const char *port);
+
+/* Resolve the address and route of the server addr:port into cm->id. */
+void vcm_resolve(struct vcm *cm, const char *addr, const char *port);
+
+/* An RC QP on cm->id with the given queues and limits. */
+void vcm_create_qp(struct vcm *cm, struct ibv_pd *pd, struct ibv_cq *scq,
+		   struct ibv_cq *rcq, uint32_t send_wr, uint32_t recv_wr,
+		   uint32_t sge);
+
+/*
+ * Server: accept with private data priv (len bytes) and rd Reads
+ * outstanding each way (responder resources and initiator depth); waits
+ * until the connection is established.
+ */
+void vcm_accept(struct vcm *cm, const void *priv, uint8_t len, uint8_t rd);
+
+/*
+ * Client: connect with rd Reads outstanding each way, wait until it is
+ * established and copy the server's private data into priv (len bytes;
+ * fewer is fatal).
+ */
+void vcm_connect(struct vcm *cm, void *priv, size_t len, uint8_t rd);
+
+/*
+ * The client disconnects, the server waits for it; both then destroy the
+ * QP and the ids.
+ */
+void vcm_close(struct vcm *cm);
+
+#endif
