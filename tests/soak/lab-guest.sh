@@ -26,17 +26,6 @@ mod=$dev
 lab_verbs_up "$dev" "$p" "$soak" || exit 0
 
 source "$LAB_TOP/tests/robust/slab-lib.sh"
-slab_snapshot() {
-	sync
-	echo 2 >/proc/sys/vm/drop_caches
-	# Per-CPU slabs make /proc/slabinfo overcount by up to one slab per
-	# cache (tests/robust/slab-lib.sh takes the least of several
-	# readings).  The TCP socket count itself comes from /proc/net/sockstat
-	# ("alloc"), which is exact.
-	awk '/^TCP:/ {for (i = 2; i < NF; i++) if ($i == "alloc") print "sockstat-TCP-alloc", $(i + 1), 1}' \
-		/proc/net/sockstat >"$1"
-	slab_counts >>"$1"
-}
 slab_open '^(TCP|request_sock_TCP|kmalloc-|swiwarp|siw|ib_|rdma)'
 
 # upstream siw's passive-side setup race (tests/lab/README.md): delay
@@ -74,14 +63,13 @@ run_soak() {
 	fi
 	lab_barrier "$tag-done" $((secs + 900))
 }
-# settle: wait until every connection is gone, then snapshot
-settle_snapshot() {
+# settle: wait until every connection is gone
+settle() {
 	for _ in $(seq 60); do
 		[ "$(ss -Htan | grep -cv TIME-WAIT)" -le 0 ] && break
 		sleep 0.5
 	done
 	sleep 2
-	slab_snapshot "$1"
 }
 
 # A short warm-up run first: the first connections allocate things that
@@ -89,7 +77,8 @@ settle_snapshot() {
 # objects); the baseline is taken after it, so what the long run leaves
 # behind is what the load leaked.
 run_soak warmup $((port - 1)) 5
-settle_snapshot "$LAB_OUT/slab.before"
+settle
+slab_snapshot "$LAB_OUT/slab.before"
 t0=$SECONDS
 run_soak run $port "$secs"
 echo "soak: guest $LAB_ID ran $((SECONDS - t0)) s"
@@ -97,34 +86,14 @@ echo "soak: guest $LAB_ID ran $((SECONDS - t0)) s"
 # Stable memory and references: the same number of module references as
 # before any RDMA user existed; slab caches back within tolerance once the
 # TCP connections are gone.
-settle_snapshot "$LAB_OUT/slab.after"
+settle
 ref1=$(cat /sys/module/"$mod"/refcnt)
 if [ "$ref1" = "$ref0" ]; then
 	lab_pass "$p.refcnt.g$LAB_ID"
 else
 	lab_fail "$p.refcnt.g$LAB_ID" "module refcount $ref0 before, $ref1 after"
 fi
-bad=$(awk '
-	NR == FNR { b[$1] = $2; next }
-	{
-		d = $2 - b[$1]
-		if ($1 ~ /^(TCP|request_sock_TCP|swiwarp|siw|sockstat)/) tol = 1
-		else if ($1 ~ /^kmalloc-/) {
-			# after shrinking, counts still move in whole slabs here and
-			# there: 3 slabs or 2 %, whichever is more (kmalloc-96: 126
-			# objects, kmalloc-1k: 48); a leak per operation would be
-			# thousands, one per QP of 1 KiB or more shows
-			tol = 3 * $3; if (tol < int(b[$1] / 50)) tol = int(b[$1] / 50)
-		}
-		else tol = 256
-		if (d > tol) printf "%s +%d (%d -> %d, tolerance %d); ", $1, d, b[$1], $2, tol
-	}' "$LAB_OUT/slab.before" "$LAB_OUT/slab.after")
-paste "$LAB_OUT/slab.before" "$LAB_OUT/slab.after" | awk '$2 != $5 {print "slab", $1, $2, "->", $5}'
-if [ -z "$bad" ]; then
-	lab_pass "$p.slab.g$LAB_ID"
-else
-	lab_fail "$p.slab.g$LAB_ID" "$bad"
-fi
+slab_check "$p.slab.g$LAB_ID" "$LAB_OUT/slab.before" "$LAB_OUT/slab.after"
 lab_barrier soak-checked 300
 if [ "$dev" = swiwarp ]; then
 	timeout 60 rdma link delete swiwarp0 && timeout 60 rmmod swiwarp && [ ! -e /sys/module/swiwarp ]
