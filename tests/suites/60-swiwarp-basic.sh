@@ -15,7 +15,10 @@ source "$top/tests/swiwarp/suite-lib.sh"
 swiwarp_suite_start swiwarp "${BASIC_OUT:-$BUILD/lab/suite-swiwarp}" || exit 0
 
 pcap=$out/pair.pcap
-run_lab pair -n 2 --capture "$pcap" --timeout 700 -- "$scen" pair
+# Both boots side by side (suite-lib.sh, run_lab_start).
+run_lab_start pair -n 2 --capture "$pcap" --timeout 700 -- "$scen" pair
+run_lab_start interop -n 2 --timeout 700 -- "$scen" interop
+run_lab_end pair
 if [ -s "$pcap" ]; then
 	# What the pair run must have put on the wire, as Wireshark's own
 	# iWARP dissectors see it (an independent check of our framing).
@@ -32,6 +35,6 @@ else
 	fail swiwarp/pcap "no capture at $pcap"
 fi
 
-run_lab interop -n 2 --timeout 700 -- "$scen" interop
+run_lab_end interop
 
 [ $fails -eq 0 ]

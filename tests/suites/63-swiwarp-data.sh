@@ -28,8 +28,14 @@ mixed_kernels || exit 1
 pcap=$out/pair.pcap
 # No siw in this boot: lab run need not build it for 6.12 (about 100 s in
 # a clean tree, as in CI).
-LAB_NO_SIW=1 run_lab pair -n 2 --kernel "$kmix" --capture "$pcap" --timeout 1500 \
+# Both boots side by side (suite-lib.sh, run_lab_start).  The interop
+# capture is kept only when the run failed (for an intermittent
+# ib_read_bw flush against siw seen once in session 3: whose bug it is
+# shows on the wire).
+LAB_NO_SIW=1 run_lab_start pair -n 2 --kernel "$kmix" --capture "$pcap" --timeout 1500 \
 	-- LAB_RESULT_PREFIX="$ktag" "$scen" pair "$verify"
+run_lab_start interop -n 2 --capture "$out/interop.pcap" --timeout 900 -- "$scen" interop "$verify"
+run_lab_end pair
 
 # FPDU size on the wire: every MPA FPDU (length field, ULPDU, pad, CRC)
 # must fit the sender's effective MSS (RFC 5044 MULPDU): the peer's SYN
@@ -70,10 +76,7 @@ elif fpdu_mss_check; then
 	rm -f "$pcap"	# large; kept only when the check failed
 fi
 
-# The interop capture is kept only when the run failed (for an intermittent
-# ib_read_bw flush against siw seen once in session 3: whose bug it is shows
-# on the wire).
-if run_lab interop -n 2 --capture "$out/interop.pcap" --timeout 900 -- "$scen" interop "$verify"; then
+if run_lab_end interop; then
 	rm -f "$out/interop.pcap"
 else
 	echo "  interop capture kept: $out/interop.pcap"

@@ -11,6 +11,8 @@
 #     data left out) and passes its PASS/FAIL/SKIP lines through; FAILs count
 #     in fails, as does a failed run that says no FAIL.  Returns the run's
 #     exit status.
+#   run_lab_start RUN ARGS... and run_lab_end RUN: run_lab in two halves,
+#     the run in the background between them (boots side by side).
 #   build_data_verify: compile tests/swiwarp/data-verify.c into
 #     $out/data-verify and set verify to it, and imm-verify.c next to it
 #     (both with verify-cm.c); FAILs NAME/build-verify and
@@ -55,11 +57,27 @@ swiwarp_suite_start() {
 }
 
 run_lab() {
-	local name=$1 rc
+	run_lab_start "$@"
+	run_lab_end "$1"
+}
+
+# run_lab_start RUN ARGS... / run_lab_end RUN: the same run in the
+# background, so that two boots of a suite share the host's two cores: a
+# 2-guest boot leaves a core idle whenever one guest waits for the other
+# (a server for its client, a barrier, a TCP timeout).  run_lab_end waits
+# for it, then reports and returns as run_lab does.
+declare -A run_lab_pid=()
+run_lab_start() {
+	local name=$1
 	shift
-	echo "=== lab run $name"
-	"$lab" run --name "$suite-$name" --out "$out/$name" "$@" >"$out/$name.log" 2>&1
+	"$lab" run --name "$suite-$name" --out "$out/$name" "$@" >"$out/$name.log" 2>&1 &
+	run_lab_pid[$name]=$!
+}
+run_lab_end() {
+	local name=$1 rc
+	wait "${run_lab_pid[$name]}"
 	rc=$?
+	echo "=== lab run $name"
 	grep -v '^g[0-9]*| \(server \)\?ping data' "$out/$name.log" | grep -v '^\(PASS\|FAIL\|SKIP\):' |
 		sed 's/^/  /' | cut -c1-400
 	grep -E '^(PASS|FAIL|SKIP):' "$out/$name.log"
