@@ -6,16 +6,12 @@
 # This proves the lab and gives swiwarp its reference peer.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-export BUILD=${BUILD:-$top/build}
-lab=$top/tests/lab/lab
+# shellcheck source=tests/swiwarp/suite-lib.sh
+source "$top/tests/swiwarp/suite-lib.sh"
 scen=tests/lab/scenarios/siw.sh
-out=$BUILD/lab/suite-siw
+suite=lab-siw out=$BUILD/lab/suite-siw
 rm -rf "$out"
 mkdir -p "$out"
-fails=0
-
-pass() { echo "PASS: $1"; }
-fail() { echo "FAIL: $1${2:+ [$2]}"; fails=$((fails + 1)); }
 
 # build-siw.sh is what `lab run` calls too; do it here to report it as a test.
 if "$top/tests/lab/build-siw.sh" >"$out/build-siw.log" 2>&1; then
@@ -25,29 +21,17 @@ else
 	exit 1
 fi
 
-# run_lab NAME ARGS...: lab run, pass its PASS/FAIL/SKIP lines through.
-run_lab() {
-	local name=$1 rc
-	shift
-	echo "=== lab run $name"
-	"$lab" run --name "siw-$name" --out "$out/$name" "$@" >"$out/$name.log" 2>&1
-	rc=$?
-	sed 's/^\(PASS\|FAIL\|SKIP\):/  &/' "$out/$name.log" | grep -v '^g[0-9]*| ping data\|^g[0-9]*| server ping data'
-	grep -E '^(PASS|FAIL|SKIP):' "$out/$name.log"
-	fails=$((fails + $(grep -c '^FAIL:' "$out/$name.log")))
-	if [ $rc -ne 0 ] && ! grep -q '^FAIL:' "$out/$name.log"; then
-		fail "lab-siw/$name-run" "lab run exited $rc without saying why"
-	fi
-	return $rc
-}
-
 # tshark_count PCAP FILTER: number of frames matching FILTER.
 tshark_count() {
 	tshark -r "$1" -Y "$2" 2>/dev/null | wc -l
 }
 
 pcap=$out/pair.pcap
-run_lab pair -n 2 --capture "$pcap" --timeout 900 -- "$scen" pair
+pcap3=$out/trio.pcap
+# Both boots side by side (run_lab_start in tests/swiwarp/suite-lib.sh).
+run_lab_start pair -n 2 --capture "$pcap" --timeout 900 -- "$scen" pair
+run_lab_start trio -n 3 --capture "$pcap3" --timeout 900 -- "$scen" trio
+run_lab_end pair
 if [ -s "$pcap" ]; then
 	tshark -r "$pcap" -q -z io,phs 2>/dev/null | sed 's/^/  /'
 	# What rping and ib_write_bw must have put on the wire.  Wireshark's
@@ -73,8 +57,7 @@ else
 	fail "lab-siw/capture" "no capture at $pcap"
 fi
 
-pcap3=$out/trio.pcap
-run_lab trio -n 3 --capture "$pcap3" --timeout 900 -- "$scen" trio
+run_lab_end trio
 # The hub capture on guest 1's port must hold both guests' MPA handshakes.
 for g in 2 3; do
 	n=$(tshark_count "$pcap3" "ip.src == 192.0.2.$g && iwarp_mpa.key.req")
