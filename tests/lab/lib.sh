@@ -141,8 +141,8 @@ lab_barrier() {
 # preempted between two samples spoils the fit ("Correlation coefficient
 # r^2: 0.83 < 0.9"), and perftest then exits 1 after a complete transfer
 # ("Can't produce a report"), its peer seeing the final handshake flushed.
-# Nothing is wrong with the RDMA device then, so when a side exits non-zero
-# (not a timeout) with that line in its output, the pair runs once more under
+# Nothing is wrong with the RDMA device then, so when a side has that line
+# in its output and did not time out, the pair runs once more under
 # barrier names TAG.try2-*; the first attempt's logs are kept as *.try1.  Any
 # other failure, and a failure of the second attempt, is the caller's to
 # report as it is.
@@ -204,13 +204,15 @@ lab_pair() {
 	done
 }
 
-# _lab_pair_calib B RC OUT: flag attempt B for a retry if this side exited
-# non-zero (124 is a timeout: a hang, not a calibration) and OUT.log or
-# OUT.err has perftest's clock calibration complaint.  The flag holds
-# "r^2 VALUE < 0.9 on gID" for the result line.
+# _lab_pair_calib B RC OUT: flag attempt B for a retry if OUT.log or
+# OUT.err has perftest's clock calibration complaint and this side did not
+# time out (124: a hang, not a calibration).  Whatever the exit status:
+# ib_read_bw has also exited 0 after the complaint, reporting 0.000000
+# Gb/s (suite 63, 25 Nov), which the caller's bandwidth check then failed.
+# The flag holds "r^2 VALUE < 0.9 on gID" for the result line.
 _lab_pair_calib() {
 	local b=$1 rc=$2 l
-	if [ "$rc" = 0 ] || [ "$rc" = 124 ]; then return 0; fi
+	if [ "$rc" = 124 ]; then return 0; fi
 	# No pipe: under a caller's pipefail, grep -m 1 stopping early would
 	# fail the pipe with cat's SIGPIPE.
 	l=$(grep -h -s -F -m 1 'Correlation coefficient r^2' "$3.log" "$3.err") || return 0
