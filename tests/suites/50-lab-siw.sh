@@ -27,11 +27,7 @@ tshark_count() {
 }
 
 pcap=$out/pair.pcap
-pcap3=$out/trio.pcap
-# Both boots side by side (run_lab_start in tests/swiwarp/suite-lib.sh).
-run_lab_start pair -n 2 --capture "$pcap" --timeout 900 -- "$scen" pair
-run_lab_start trio -n 3 --capture "$pcap3" --timeout 900 -- "$scen" trio
-run_lab_end pair
+run_lab pair -n 2 --capture "$pcap" --timeout 900 -- "$scen" pair
 if [ -s "$pcap" ]; then
 	tshark -r "$pcap" -q -z io,phs 2>/dev/null | sed 's/^/  /'
 	# What rping and ib_write_bw must have put on the wire.  Wireshark's
@@ -57,7 +53,8 @@ else
 	fail "lab-siw/capture" "no capture at $pcap"
 fi
 
-run_lab_end trio
+pcap3=$out/trio.pcap
+run_lab trio -n 3 --capture "$pcap3" --timeout 900 -- "$scen" trio
 # The hub capture on guest 1's port must hold both guests' MPA handshakes.
 for g in 2 3; do
 	n=$(tshark_count "$pcap3" "ip.src == 192.0.2.$g && iwarp_mpa.key.req")

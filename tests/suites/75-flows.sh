@@ -80,20 +80,13 @@ if [ -z "$guest_tests" ]; then
 		done <tests/flows/known-bugs
 	fi
 fi
-# One boot per driver, side by side: a guest waiting for its peers leaves
-# host CPU to the other boot.
-declare -A pid=()
 for drv in $drivers; do
+	echo "--- flows on $drv"
+	drv_tests=$guest_tests
 	log=$build/check-logs/75-flows.$drv.lab.log
 	mkdir -p "$(dirname "$log")"
 	tests/lab/lab run -n "${FLOWS_GUESTS:-3}" --name "flows-$drv" --timeout "${FLOWS_LAB_TIMEOUT:-900}" -- \
-		"LD_LIBRARY_PATH='$snap' FLOWS_BIN='$snap' FLOWS_TESTS='$guest_tests' FLOWS_ROWS='${FLOWS_ROWS:-20000}' FLOWS_DELAY_MS='${FLOWS_DELAY_MS:-0}' tests/flows/lab-guest.sh $drv" >"$log" 2>&1 &
-	pid[$drv]=$!
-done
-for drv in $drivers; do
-	echo "--- flows on $drv"
-	log=$build/check-logs/75-flows.$drv.lab.log
-	wait "${pid[$drv]}"
+		"LD_LIBRARY_PATH='$snap' FLOWS_BIN='$snap' FLOWS_TESTS='$drv_tests' FLOWS_ROWS='${FLOWS_ROWS:-20000}' FLOWS_DELAY_MS='${FLOWS_DELAY_MS:-0}' tests/flows/lab-guest.sh $drv" >"$log" 2>&1
 	r=$?
 	grep -E '^(PASS|FAIL|SKIP):' "$log"
 	if [ $r -ne 0 ]; then
