@@ -179,19 +179,31 @@ struct swiwarp_wqe {
 	bool active;
 };
 
-/* Inbound RDMA Read request queued for the TX engine. */
+/*
+ * Inbound RDMA Read Request, or with atomic an RFC 7306 Atomic Request
+ * (the two share queue 1 and the IRD resources), queued for the TX
+ * engine: it answers them strictly in arrival order.
+ */
 struct swiwarp_irq_entry {
 	u32 sink_stag;
 	u64 sink_to;
-	u32 src_stag;
-	u64 src_to;
+	u32 src_stag;			/* Atomic: the target's STag */
+	u64 src_to;			/* Atomic: the target's TO */
 	u32 len;
 	bool valid;
+	bool atomic;
+	u8 aop;				/* enum iwarp_atomic_opcode */
+	u32 req_id;
+	u64 add_swap;
+	u64 add_swap_mask;
+	u64 compare;
+	u64 compare_mask;
 };
 
-/* Outbound RDMA Read awaiting its response. */
+/* Outbound RDMA Read or Atomic Request awaiting its response. */
 struct swiwarp_orq_entry {
 	struct swiwarp_wqe wqe;
+	u32 req_id;			/* Atomic: our Request Identifier */
 	bool valid;
 };
 
@@ -240,7 +252,8 @@ struct swiwarp_tx {
 	bool slot_held;
 	bool zc_want;			/* wqe is to be sent zero-copy */
 	bool copy_pages;		/* TCP copies all pieces of this FPDU */
-	u32 msn[3];			/* last MSN sent per untagged queue */
+	u32 msn[4];			/* last MSN sent per untagged queue */
+	u32 req_id;			/* Request Identifier of an Atomic */
 	bool irq_active;		/* wqe below is a Read Response */
 	bool rd_queued;			/* wqe below is a Read already in the ORQ */
 	bool last_of_wqe;		/* buf holds the WQE's last FPDU */
@@ -289,7 +302,11 @@ struct swiwarp_rx {
 	u32 inv_stag;
 	u32 imm_data;			/* Immediate Data: verbs imm, net order */
 	/* untagged (Send) message being received */
-	u32 msn_next[3];		/* next expected MSN per queue */
+	u32 msn_next[4];		/* next expected MSN per queue (0-3) */
+	/* the Atomic Request or Response being received (RFC 7306) */
+	struct swiwarp_irq_entry areq;
+	u32 aresp_id;
+	u64 aresp_value;
 	struct swiwarp_wqe rwqe;
 	bool rwqe_active;
 	u32 mo;				/* bytes of the message so far */
@@ -357,7 +374,7 @@ struct swiwarp_qp {
 	u32 ord;
 	u32 ird;
 	bool crc;
-	bool peer_rfc7306;		/* peer takes Immediate Data (RFC 7306) */
+	bool peer_rfc7306;		/* peer takes RFC 7306 Immediate/Atomics */
 	bool tx_markers;		/* insert MPA markers into our FPDUs */
 	bool rx_markers;		/* the peer inserts MPA markers */
 	u32 mss;
@@ -435,6 +452,12 @@ static inline void swiwarp_flags_release(u16 *flags, u16 val)
 	smp_store_release(flags, val);
 }
 
+/* RFC 7306 Atomic SQE opcodes: outstanding in the ORQ like Reads. */
+static inline bool swiwarp_op_is_atomic(u8 opcode)
+{
+	return opcode == SWIWARP_OP_ATOMIC_CS || opcode == SWIWARP_OP_ATOMIC_FA;
+}
+
 static inline void swiwarp_qp_get(struct swiwarp_qp *qp)
 {
 	kref_get(&qp->ref);
@@ -463,6 +486,18 @@ int swiwarp_mem_walk(struct swiwarp_mem *mem, u64 va, u32 len,
 		     swiwarp_chunk_fn fn, void *arg);
 int swiwarp_mem_copy(struct swiwarp_mem *mem, u64 va, void *buf, u32 len,
 		     bool to_mem);
+/* An RFC 7306 atomic operation on one 64-bit target. */
+struct swiwarp_atomic_op {
+	u8 aop;				/* enum iwarp_atomic_opcode */
+	u64 add_swap;
+	u64 add_swap_mask;
+	u64 compare;
+	u64 compare_mask;
+	u64 orig;			/* out: the target's original value */
+};
+
+int swiwarp_mem_atomic(struct swiwarp_mem *mem, u64 va,
+		       struct swiwarp_atomic_op *op);
 int swiwarp_mem_umem_init(struct swiwarp_mem *mem, struct ib_umem *umem);
 int swiwarp_mem_invalidate(struct swiwarp_dev *sdev, void *pd, u32 stag,
 			   bool remote);

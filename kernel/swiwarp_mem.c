@@ -13,6 +13,7 @@
 #include <linux/vmalloc.h>
 
 #include "swiwarp.h"
+#include "iwarp/rdmap.h"
 
 #define SWIWARP_STAG_IDX_MAX 0xffffffU
 
@@ -207,6 +208,82 @@ int swiwarp_mem_copy(struct swiwarp_mem *mem, u64 va, void *buf, u32 len,
 
 	return swiwarp_mem_walk(mem, va, len, to_mem ? swiwarp_chunk_from_buf :
 				swiwarp_chunk_to_buf, &p);
+}
+
+/*
+ * RFC 7306 Fetch-and-Add with an Add Mask: a set mask bit ends a field,
+ * so the carry out of that bit is dropped; mask 0 is one 64-bit add.
+ */
+static u64 swiwarp_masked_add(u64 a, u64 b, u64 mask)
+{
+	u64 sum = 0, carry = 0;
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		u64 x = (a >> i) & 1, y = (b >> i) & 1;
+
+		sum |= (x ^ y ^ carry) << i;
+		carry = (x & y) | (x & carry) | (y & carry);
+		if ((mask >> i) & 1)
+			carry = 0;
+	}
+	return sum;
+}
+
+/* The new target value for orig, or false to leave it unchanged. */
+static bool swiwarp_atomic_new(const struct swiwarp_atomic_op *op, u64 orig,
+			       u64 *val)
+{
+	switch (op->aop) {
+	case IWARP_AOP_FETCH_ADD:
+		*val = swiwarp_masked_add(orig, op->add_swap, op->add_swap_mask);
+		return true;
+	case IWARP_AOP_COMPARE_SWAP:
+		if ((orig ^ op->compare) & op->compare_mask)
+			return false;
+		fallthrough;
+	case IWARP_AOP_SWAP:
+		*val = (orig & ~op->add_swap_mask) |
+		       (op->add_swap & op->add_swap_mask);
+		return true;
+	}
+	return false;
+}
+
+static int swiwarp_chunk_atomic(void *kva, u32 len, void *arg)
+{
+	struct swiwarp_atomic_op *op = arg;
+	atomic64_t *p = kva;
+	s64 old;
+	u64 val;
+
+	/* the kernel mapping must be aligned too (iova vs. user address) */
+	if (len != sizeof(u64) || !IS_ALIGNED((uintptr_t)kva, sizeof(u64)))
+		return -EINVAL;
+	if (op->aop == IWARP_AOP_FETCH_ADD && !op->add_swap_mask) {
+		op->orig = atomic64_fetch_add((s64)op->add_swap, p);
+		return 0;
+	}
+	old = atomic64_read(p);
+	do {
+		if (!swiwarp_atomic_new(op, old, &val))
+			break;
+	} while (!atomic64_try_cmpxchg(p, &old, (s64)val));
+	op->orig = old;
+	return 0;
+}
+
+/*
+ * Perform an RFC 7306 atomic operation on the 8 octets at va with the
+ * CPU's locked instructions on the memory itself (through its kernel
+ * mapping), so it is atomic against other QPs and against any CPU's
+ * atomic access to the same memory.  Bounds, rights and the alignment
+ * of va must have been checked; -EINVAL if the mapping is misaligned.
+ */
+int swiwarp_mem_atomic(struct swiwarp_mem *mem, u64 va,
+		       struct swiwarp_atomic_op *op)
+{
+	return swiwarp_mem_walk(mem, va, sizeof(u64), swiwarp_chunk_atomic, op);
 }
 
 /* Build the page array of a pinned user region. */

@@ -90,7 +90,8 @@ int swiwarp_qp_complete_sq(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
 	cqe.opcode = wqe->sqe.opcode;
 	cqe.status = status;
 	cqe.bytes = wqe->sqe.opcode == SWIWARP_OP_READ ||
-		wqe->sqe.opcode == SWIWARP_OP_READ_LOCAL_INV ? wqe->bytes : 0;
+		wqe->sqe.opcode == SWIWARP_OP_READ_LOCAL_INV ||
+		swiwarp_op_is_atomic(wqe->sqe.opcode) ? wqe->bytes : 0;
 	cqe.qp_id = qp->id;
 	if (swiwarp_cq_push(qp->scq, &cqe, false)) {
 		swiwarp_cq_overflow(qp, qp->scq);

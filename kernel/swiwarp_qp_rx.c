@@ -24,6 +24,9 @@
 
 #define RX_HDR_MIN (IWARP_MPA_ULPDU_LEN_FIELD + 1)
 
+/* one expected MSN per DDP untagged queue, RFC 7306's queue 3 included */
+static_assert(ARRAY_SIZE(((struct swiwarp_rx *)0)->msn_next) == IWARP_DDP_QN_COUNT);
+
 void swiwarp_rx_reset(struct swiwarp_qp *qp)
 {
 	struct swiwarp_rx *rx = &qp->rx;
@@ -40,6 +43,7 @@ void swiwarp_rx_reset(struct swiwarp_qp *qp)
 	rx->msn_next[0] = 1;
 	rx->msn_next[1] = 1;
 	rx->msn_next[2] = 1;
+	rx->msn_next[3] = 1;
 	rx->mo = 0;
 	rx->first_done = false;
 	rx->mk_pos = 0;
@@ -222,7 +226,8 @@ static int swiwarp_rx_setup_rresp(struct swiwarp_qp *qp)
 	if (qp->orq && qp->orq_get != qp->orq_put)
 		o = &qp->orq[qp->orq_get & (qp->orq_size - 1)];
 	spin_unlock_irqrestore(&qp->orq_lock, flags);
-	if (!o || !o->valid) {
+	/* A Read Response where an Atomic Response is due is unexpected. */
+	if (!o || !o->valid || swiwarp_op_is_atomic(o->wqe.sqe.opcode)) {
 		rx_term_op(qp, IWARP_TERM_RDMAP_OPCODE);
 		return -EINVAL;
 	}
@@ -365,12 +370,180 @@ static int swiwarp_rx_read_request(struct swiwarp_qp *qp,
 	e->src_stag = rr->src_stag;
 	e->src_to = rr->src_to;
 	e->len = rr->size;
+	e->atomic = false;
 	e->valid = true;
 	qp->irq_put++;
 	spin_unlock_irqrestore(&qp->orq_lock, flags);
 	rx->msn_next[IWARP_DDP_QN_READ_REQUEST]++;
 	swiwarp_sq_kick(qp);
 	return 0;
+}
+
+/*
+ * RFC 7306 Atomic Request or Response, header and its fixed fields in
+ * hand: only from a peer that announced RFC 7306 (otherwise an unknown
+ * opcode, as before), a whole message without payload.  The request is
+ * checked and queued only when its CRC was checked too
+ * (swiwarp_rx_atomic_request()), as it changes memory.
+ */
+static int swiwarp_rx_atomic_hdr(struct swiwarp_qp *qp,
+				 const struct iwarp_rdmap_msg *msg)
+{
+	struct swiwarp_rx *rx = &qp->rx;
+
+	if (!qp->peer_rfc7306) {
+		rx_term_op(qp, IWARP_TERM_RDMAP_OPCODE);
+		return -EOPNOTSUPP;
+	}
+	if (rx->data_left || !rx->last) {
+		rx_term_untagged(qp, IWARP_TERM_DDP_U_TOO_LONG);
+		return -EINVAL;
+	}
+	if (msg->opcode == IWARP_OP_ATOMIC_RESPONSE) {
+		struct swiwarp_orq_entry *o = NULL;
+		unsigned long flags;
+		bool ok;
+
+		if (rx->msn != rx->msn_next[IWARP_DDP_QN_ATOMIC_RESPONSE]) {
+			rx_term_untagged(qp, IWARP_TERM_DDP_U_MSN_RANGE);
+			return -EINVAL;
+		}
+		/*
+		 * Our responder answers Reads and Atomics in order, so the
+		 * response must be for the oldest outstanding request.
+		 */
+		spin_lock_irqsave(&qp->orq_lock, flags);
+		if (qp->orq && qp->orq_get != qp->orq_put)
+			o = &qp->orq[qp->orq_get & (qp->orq_size - 1)];
+		ok = o && o->valid && swiwarp_op_is_atomic(o->wqe.sqe.opcode) &&
+			o->req_id == msg->aresp.req_id;
+		spin_unlock_irqrestore(&qp->orq_lock, flags);
+		if (!ok) {
+			rx_term_op(qp, IWARP_TERM_RDMAP_OPCODE);
+			return -EINVAL;
+		}
+		rx->aresp_id = msg->aresp.req_id;
+		rx->aresp_value = msg->aresp.orig_value;
+		return 0;
+	}
+	memset(&rx->areq, 0, sizeof(rx->areq));
+	rx->areq.atomic = true;
+	rx->areq.aop = msg->areq.aopcode;
+	rx->areq.req_id = msg->areq.req_id;
+	rx->areq.src_stag = msg->areq.stag;
+	rx->areq.src_to = msg->areq.to;
+	rx->areq.add_swap = msg->areq.add_swap;
+	rx->areq.add_swap_mask = msg->areq.add_swap_mask;
+	rx->areq.compare = msg->areq.compare;
+	rx->areq.compare_mask = msg->areq.compare_mask;
+	return 0;
+}
+
+/*
+ * A complete Atomic Request (CRC checked): check it like a Read Request
+ * (it takes the next queue-1 MSN and one IRD slot, RFC 7306 section 5)
+ * and queue it behind the Reads before it; the TX engine performs it
+ * and sends the Atomic Response in that order.  Anything that would
+ * touch memory outside a registered 8-octet target with the
+ * REMOTE_ATOMIC right of our PD ends the stream with a Terminate.
+ */
+static void swiwarp_rx_atomic_request(struct swiwarp_qp *qp)
+{
+	struct swiwarp_rx *rx = &qp->rx;
+	struct swiwarp_irq_entry *a = &rx->areq;
+	struct swiwarp_mem *mem;
+	unsigned long flags;
+	int rv;
+
+	if (rx->msn != rx->msn_next[IWARP_DDP_QN_ATOMIC_REQUEST]) {
+		rx_term_untagged(qp, IWARP_TERM_DDP_U_MSN_RANGE);
+		return;
+	}
+	if (a->aop > IWARP_AOP_COMPARE_SWAP) {
+		rx_term_op(qp, IWARP_TERM_RDMAP_OPCODE);
+		return;
+	}
+	mem = swiwarp_mem_get(qp->sdev, a->src_stag);
+	if (!mem) {
+		rx_term_prot(qp, IWARP_TERM_RDMAP_INVALID_STAG);
+		return;
+	}
+	rv = swiwarp_mem_check(mem, qp->base.pd, IB_ACCESS_REMOTE_ATOMIC,
+			       a->src_to, sizeof(u64));
+	swiwarp_mem_put(mem);
+	if (rv) {
+		u8 code = IWARP_TERM_RDMAP_INVALID_STAG;
+
+		if (rv == -ERANGE)
+			code = IWARP_TERM_RDMAP_BASE_BOUNDS;
+		else if (rv == -EACCES)
+			code = IWARP_TERM_RDMAP_ACCESS_RIGHTS;
+		rx_term_prot(qp, code);
+		return;
+	}
+	/* 64-bit targets must be naturally aligned (RFC 7306 5.2). */
+	if (!IS_ALIGNED(a->src_to, sizeof(u64))) {
+		rx_term_prot(qp, IWARP_TERM_RDMAP_BASE_BOUNDS);
+		return;
+	}
+	spin_lock_irqsave(&qp->orq_lock, flags);
+	if (!qp->irq ||
+	    qp->irq_put - qp->irq_get >= min(max(qp->ird, 1U), qp->irq_size)) {
+		spin_unlock_irqrestore(&qp->orq_lock, flags);
+		/* More outstanding Reads and Atomics than our IRD allows. */
+		rx_term_untagged(qp, IWARP_TERM_DDP_U_MSN_RANGE);
+		return;
+	}
+	a->valid = true;
+	qp->irq[qp->irq_put & (qp->irq_size - 1)] = *a;
+	qp->irq_put++;
+	spin_unlock_irqrestore(&qp->orq_lock, flags);
+	rx->msn_next[IWARP_DDP_QN_ATOMIC_REQUEST]++;
+	swiwarp_sq_kick(qp);
+}
+
+/*
+ * A complete Atomic Response: the original value goes into the 8-octet
+ * sink of the oldest ORQ entry (checked in swiwarp_rx_atomic_hdr()),
+ * in host byte order as the verbs define it, and the Atomic completes.
+ */
+static void swiwarp_rx_atomic_response(struct swiwarp_qp *qp)
+{
+	struct swiwarp_rx *rx = &qp->rx;
+	struct swiwarp_wqe wqe;
+	unsigned long flags;
+	bool have = false;
+	int st;
+
+	spin_lock_irqsave(&qp->orq_lock, flags);
+	if (qp->orq && qp->orq_get != qp->orq_put) {
+		struct swiwarp_orq_entry *o =
+			&qp->orq[qp->orq_get & (qp->orq_size - 1)];
+
+		if (o->valid && swiwarp_op_is_atomic(o->wqe.sqe.opcode) &&
+		    o->req_id == rx->aresp_id) {
+			wqe = o->wqe;
+			memset(&o->wqe, 0, sizeof(o->wqe));
+			o->valid = false;
+			qp->orq_get++;
+			have = true;
+		}
+	}
+	spin_unlock_irqrestore(&qp->orq_lock, flags);
+	rx->msn_next[IWARP_DDP_QN_ATOMIC_RESPONSE]++;
+	if (!have) {
+		rx_term_op(qp, IWARP_TERM_RDMAP_OPCODE);
+		return;
+	}
+	st = SWIWARP_WC_SUCCESS;
+	if (!wqe.mem[0] ||
+	    swiwarp_mem_copy(wqe.mem[0], wqe.sqe.atomic.sink.addr,
+			     &rx->aresp_value, sizeof(u64), true))
+		st = SWIWARP_WC_LOC_PROT_ERR;
+	wqe.bytes = sizeof(u64);
+	swiwarp_qp_complete_sq(qp, &wqe, st);
+	/* Fenced or ORQ-blocked work may proceed. */
+	swiwarp_sq_kick(qp);
 }
 
 static int swiwarp_rx_terminate(struct swiwarp_qp *qp,
@@ -469,8 +642,10 @@ static int swiwarp_rx_header(struct swiwarp_qp *qp)
 	case IWARP_OP_IMMEDIATE:
 	case IWARP_OP_IMMEDIATE_SE:
 		return swiwarp_rx_immediate(qp, &msg);
+	case IWARP_OP_ATOMIC_REQUEST:
+	case IWARP_OP_ATOMIC_RESPONSE:
+		return swiwarp_rx_atomic_hdr(qp, &msg);
 	default:
-		/* RFC 7306 Atomics are not supported (yet). */
 		rx_term_op(qp, IWARP_TERM_RDMAP_OPCODE);
 		return -EOPNOTSUPP;
 	}
@@ -544,6 +719,12 @@ static void swiwarp_rx_segment_done(struct swiwarp_qp *qp)
 		swiwarp_qp_complete_imm(qp, &rx->rwqe, rx->imm_data,
 					rx->opcode == IWARP_OP_IMMEDIATE_SE);
 		rx->msn_next[IWARP_DDP_QN_SEND]++;
+		break;
+	case IWARP_OP_ATOMIC_REQUEST:
+		swiwarp_rx_atomic_request(qp);
+		break;
+	case IWARP_OP_ATOMIC_RESPONSE:
+		swiwarp_rx_atomic_response(qp);
 		break;
 	case IWARP_OP_READ_RESPONSE:
 		if (rx->last) {
@@ -625,6 +806,10 @@ static int swiwarp_rx_hdr_bytes(struct swiwarp_qp *qp, struct sk_buff *skb,
 		else if (op == IWARP_OP_IMMEDIATE ||
 			 op == IWARP_OP_IMMEDIATE_SE)
 			more = IWARP_RDMAP_IMMEDIATE_LEN;
+		else if (op == IWARP_OP_ATOMIC_REQUEST)
+			more = IWARP_RDMAP_ATOMIC_REQ_LEN;
+		else if (op == IWARP_OP_ATOMIC_RESPONSE)
+			more = IWARP_RDMAP_ATOMIC_RESP_LEN;
 		else if (op == IWARP_OP_TERMINATE)
 			more = rx->fpdu_len - IWARP_DDP_UNTAGGED_HDR_LEN;
 		if (more) {

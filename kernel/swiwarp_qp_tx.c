@@ -927,7 +927,8 @@ static int swiwarp_wqe_validate(struct swiwarp_qp *qp,
 	if (sqe->opcode >= SWIWARP_OP_MAX || sqe->opcode == SWIWARP_OP_RECV)
 		return SWIWARP_WC_LOC_QP_OP_ERR;
 	if (qp->user && sqe->opcode > SWIWARP_OP_SEND_INV &&
-	    sqe->opcode != SWIWARP_OP_WRITE_IMM)
+	    sqe->opcode != SWIWARP_OP_WRITE_IMM &&
+	    !swiwarp_op_is_atomic(sqe->opcode))
 		return SWIWARP_WC_LOC_QP_OP_ERR;
 	if (sqe->opcode == SWIWARP_OP_RECV_RDMA_IMM)
 		return SWIWARP_WC_LOC_QP_OP_ERR;
@@ -936,7 +937,8 @@ static int swiwarp_wqe_validate(struct swiwarp_qp *qp,
 	 * (a provider that skipped its check): fail here, never on the
 	 * wire, where the peer would answer with a Terminate.
 	 */
-	if (sqe->opcode == SWIWARP_OP_WRITE_IMM && !qp->peer_rfc7306)
+	if ((sqe->opcode == SWIWARP_OP_WRITE_IMM ||
+	     swiwarp_op_is_atomic(sqe->opcode)) && !qp->peer_rfc7306)
 		return SWIWARP_WC_LOC_QP_OP_ERR;
 	if (sqe->num_sge > SWIWARP_MAX_SGE)
 		return SWIWARP_WC_LOC_QP_OP_ERR;
@@ -949,6 +951,20 @@ static int swiwarp_wqe_validate(struct swiwarp_qp *qp,
 			return SWIWARP_WC_LOC_QP_OP_ERR;
 		if (!qp->ord)
 			return SWIWARP_WC_LOC_QP_OP_ERR;
+		return swiwarp_wqe_check_sgl(qp, wqe, IB_ACCESS_LOCAL_WRITE);
+	case SWIWARP_OP_ATOMIC_CS:
+	case SWIWARP_OP_ATOMIC_FA:
+		/*
+		 * One local sink of at least 8 octets for the original value;
+		 * only its first 8 are written.  The remote alignment is the
+		 * responder's to check (a Terminate).
+		 */
+		if (sqe->num_sge != 1 || (sqe->flags & SWIWARP_WQE_INLINE) ||
+		    !qp->ord)
+			return SWIWARP_WC_LOC_QP_OP_ERR;
+		if (sqe->atomic.sink.length < sizeof(u64))
+			return SWIWARP_WC_LOC_LEN_ERR;
+		sqe->atomic.sink.length = sizeof(u64);
 		return swiwarp_wqe_check_sgl(qp, wqe, IB_ACCESS_LOCAL_WRITE);
 	case SWIWARP_OP_WRITE:
 	case SWIWARP_OP_WRITE_IMM:
@@ -1213,6 +1229,35 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 			swiwarp_tx_frame(qp, hlen);
 			*done = true;
 			return 0;
+		case SWIWARP_OP_ATOMIC_CS:
+		case SWIWARP_OP_ATOMIC_FA:
+			/*
+			 * RFC 7306 Atomic Request: queue 1, the MSN space of
+			 * the Read Requests.  The verbs have no masks: an
+			 * Add Mask of 0 is one 64-bit add, all-ones Compare
+			 * and Swap Masks compare and swap all 64 bits.
+			 */
+			iwarp_rdmap_init(&msg, IWARP_OP_ATOMIC_REQUEST);
+			msg.ddp.msn = ++qp->tx.msn[IWARP_DDP_QN_ATOMIC_REQUEST];
+			msg.areq.req_id = qp->tx.req_id;
+			msg.areq.stag = sqe->rkey;
+			msg.areq.to = sqe->raddr;
+			msg.areq.add_swap = sqe->opcode == SWIWARP_OP_ATOMIC_FA ?
+				sqe->atomic.compare_add : sqe->atomic.swap;
+			if (sqe->opcode == SWIWARP_OP_ATOMIC_FA) {
+				msg.areq.aopcode = IWARP_AOP_FETCH_ADD;
+			} else {
+				msg.areq.aopcode = IWARP_AOP_COMPARE_SWAP;
+				msg.areq.add_swap_mask = ~0ULL;
+				msg.areq.compare = sqe->atomic.compare_add;
+				msg.areq.compare_mask = ~0ULL;
+			}
+			hlen = swiwarp_tx_hdr(qp, &msg);
+			if (hlen < 0)
+				return hlen;
+			swiwarp_tx_frame(qp, hlen);
+			*done = true;
+			return 0;
 		default:
 			return -EINVAL;
 		}
@@ -1292,6 +1337,55 @@ framed:
 	return 0;
 }
 
+/*
+ * Perform a queued Atomic Request and frame its Atomic Response (queue
+ * 3, RFC 7306).  It runs here, in IRQ order, so a Read queued before it
+ * reads the memory before it changes and one queued after it sees the
+ * result; Writes and Sends that arrived before it were placed already.
+ * The target was checked on receipt; it is looked up and checked again,
+ * as its MR may be gone since.  Returns true with the response in buf.
+ */
+static bool swiwarp_tx_atomic(struct swiwarp_qp *qp,
+			      const struct swiwarp_irq_entry *e)
+{
+	struct swiwarp_atomic_op op = {
+		.aop = e->aop,
+		.add_swap = e->add_swap,
+		.add_swap_mask = e->add_swap_mask,
+		.compare = e->compare,
+		.compare_mask = e->compare_mask,
+	};
+	struct iwarp_rdmap_msg msg;
+	struct swiwarp_mem *mem;
+	int hlen, rv = -EINVAL;
+
+	mem = swiwarp_mem_get(qp->sdev, e->src_stag);
+	if (mem && !swiwarp_mem_check(mem, qp->base.pd, IB_ACCESS_REMOTE_ATOMIC,
+				      e->src_to, sizeof(u64)))
+		rv = swiwarp_mem_atomic(mem, e->src_to, &op);
+	if (mem)
+		swiwarp_mem_put(mem);
+	if (rv) {
+		swiwarp_send_terminate(qp, (IWARP_TERM_LAYER_RDMAP << 4) |
+				       IWARP_TERM_RDMAP_ETYPE_PROTECTION,
+				       IWARP_TERM_RDMAP_INVALID_STAG, NULL, 0);
+		return false;
+	}
+	iwarp_rdmap_init(&msg, IWARP_OP_ATOMIC_RESPONSE);
+	msg.ddp.msn = ++qp->tx.msn[IWARP_DDP_QN_ATOMIC_RESPONSE];
+	msg.aresp.req_id = e->req_id;
+	msg.aresp.orig_value = op.orig;
+	hlen = swiwarp_tx_hdr(qp, &msg);
+	if (hlen < 0) {
+		swiwarp_send_terminate(qp, (IWARP_TERM_LAYER_RDMAP << 4) |
+				       IWARP_TERM_RDMAP_ETYPE_CATASTROPHIC,
+				       IWARP_TERM_RDMAP_CATASTROPHIC, NULL, 0);
+		return false;
+	}
+	swiwarp_tx_frame(qp, hlen);
+	return true;
+}
+
 /* Start answering the next queued RDMA Read Request, if any. */
 static bool swiwarp_tx_start_rresp(struct swiwarp_qp *qp)
 {
@@ -1311,6 +1405,8 @@ static bool swiwarp_tx_start_rresp(struct swiwarp_qp *qp)
 	spin_unlock_irqrestore(&qp->orq_lock, flags);
 	if (!found)
 		return false;
+	if (qp->tx.rresp.atomic)
+		return swiwarp_tx_atomic(qp, &qp->tx.rresp);
 
 	memset(wqe, 0, sizeof(*wqe));
 	wqe->bytes = qp->tx.rresp.len;
@@ -1340,7 +1436,10 @@ static bool swiwarp_tx_start_rresp(struct swiwarp_qp *qp)
 	return true;
 }
 
-/* Hand the outbound Read to the ORQ: completes with its response. */
+/*
+ * Hand the outbound Read or Atomic to the ORQ: completes with its
+ * response.
+ */
 static bool swiwarp_tx_orq_push(struct swiwarp_qp *qp)
 {
 	struct swiwarp_orq_entry *o;
@@ -1352,6 +1451,9 @@ static bool swiwarp_tx_orq_push(struct swiwarp_qp *qp)
 		o = &qp->orq[qp->orq_put & (qp->orq_size - 1)];
 		o->wqe = qp->tx.wqe;
 		o->valid = true;
+		/* An Atomic's Request Identifier: its place in the ORQ. */
+		o->req_id = qp->orq_put;
+		qp->tx.req_id = o->req_id;
 		qp->orq_put++;
 		/* The ORQ entry owns the memory references now. */
 		memset(qp->tx.wqe.mem, 0, sizeof(qp->tx.wqe.mem));
@@ -1475,6 +1577,8 @@ static void swiwarp_tx_wqe_done(struct swiwarp_qp *qp)
 	switch (wqe->sqe.opcode) {
 	case SWIWARP_OP_READ:
 	case SWIWARP_OP_READ_LOCAL_INV:
+	case SWIWARP_OP_ATOMIC_CS:
+	case SWIWARP_OP_ATOMIC_FA:
 		/* Already moved to the ORQ before sending the request. */
 		wqe->active = false;
 		qp->tx.rd_queued = false;
@@ -1590,8 +1694,10 @@ static void swiwarp_tx_run(struct swiwarp_qp *qp, unsigned int budget)
 
 		if (!qp->tx.irq_active) {
 			struct swiwarp_sqe *sqe = &qp->tx.wqe.sqe;
+			/* Atomics count against ORD as Reads (RFC 7306). */
 			bool is_read = sqe->opcode == SWIWARP_OP_READ ||
-				sqe->opcode == SWIWARP_OP_READ_LOCAL_INV;
+				sqe->opcode == SWIWARP_OP_READ_LOCAL_INV ||
+				swiwarp_op_is_atomic(sqe->opcode);
 
 			/* Fence: wait for outstanding Reads to complete. */
 			if ((sqe->flags & SWIWARP_WQE_FENCE) &&

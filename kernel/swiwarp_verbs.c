@@ -48,7 +48,13 @@ int swiwarp_query_device(struct ib_device *ibdev, struct ib_device_attr *a,
 	a->max_qp_rd_atom = SWIWARP_MAX_ORD;
 	a->max_qp_init_rd_atom = SWIWARP_MAX_ORD;
 	a->max_res_rd_atom = SWIWARP_MAX_IRD * SWIWARP_MAX_QP;
-	a->atomic_cap = IB_ATOMIC_NONE;
+	/*
+	 * RFC 7306 atomics (toward swiwarp peers only) run as locked CPU
+	 * instructions on the target memory itself, so they are atomic
+	 * against every CPU's atomic access too, not only among QPs
+	 * (Documentation/kernel.md).
+	 */
+	a->atomic_cap = IB_ATOMIC_GLOB;
 	a->max_srq = SWIWARP_MAX_SRQ;
 	a->max_srq_wr = SWIWARP_MAX_SRQ_WR;
 	a->max_srq_sge = SWIWARP_MAX_SGE;
@@ -286,8 +292,7 @@ struct ib_mr *swiwarp_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
 
 	if (!len || len > SWIWARP_MAX_MSG * 2ULL)
 		return ERR_PTR(-EINVAL);
-	if (access & (IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_MW_BIND |
-		      IB_ACCESS_ON_DEMAND))
+	if (access & (IB_ACCESS_MW_BIND | IB_ACCESS_ON_DEMAND))
 		return ERR_PTR(-EOPNOTSUPP);
 	if (udata && udata->inlen) {
 		rv = ib_copy_from_udata(&ureq, udata,
@@ -633,7 +638,8 @@ int swiwarp_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->max_dest_rd_atomic = qp->ird;
 	up_read(&qp->state_lock);
 	attr->qp_access_flags = IB_ACCESS_LOCAL_WRITE |
-		IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
+		IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
+		IB_ACCESS_REMOTE_ATOMIC;
 	attr->path_mtu = ib_mtu_int_to_enum(READ_ONCE(qp->sdev->netdev->mtu));
 	attr->cap.max_send_wr = qp->num_sqe;
 	attr->cap.max_recv_wr = qp->num_rqe;
@@ -750,6 +756,24 @@ static int swiwarp_fill_sqe(struct swiwarp_qp *qp, struct swiwarp_sqe *sqe,
 		sqe->raddr = rdma_wr(wr)->remote_addr;
 		if (wr->opcode == IB_WR_RDMA_READ_WITH_INV)
 			sqe->inv_stag = wr->ex.invalidate_rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		/*
+		 * RFC 7306 Atomic Request: as Immediate Data, only toward a
+		 * peer that announced RFC 7306.  One 8-octet sink SGE (sge[0];
+		 * the operands follow it in the SQE).
+		 */
+		if (!READ_ONCE(qp->peer_rfc7306))
+			return -EOPNOTSUPP;
+		if (wr->num_sge != 1)
+			return -EINVAL;
+		sqe->opcode = wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
+			SWIWARP_OP_ATOMIC_CS : SWIWARP_OP_ATOMIC_FA;
+		sqe->rkey = atomic_wr(wr)->rkey;
+		sqe->raddr = atomic_wr(wr)->remote_addr;
+		sqe->atomic.compare_add = atomic_wr(wr)->compare_add;
+		sqe->atomic.swap = atomic_wr(wr)->swap;
 		break;
 	case IB_WR_SEND:
 		sqe->opcode = SWIWARP_OP_SEND;

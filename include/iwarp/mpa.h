@@ -85,7 +85,7 @@
 #define IWARP_MPA_FLAG_SIW_GSO 0x08
 /*
  * swiwarp's announcement that the sender implements RFC 7306 (Immediate
- * Data, later atomics): 0x04 in a Request, 0x02 in a Reply.  RFC 5044
+ * Data and atomics): 0x04 in a Request, 0x02 in a Reply.  RFC 5044
  * says Res bits are sent as zero and ignored on receipt, so other stacks
  * ignore them.  Two bits, not one, because upstream siw builds its Reply
  * from the Request it received and so echoes every Res bit back: a Reply

@@ -235,6 +235,14 @@ enum swiwarp_opcode {
 	 */
 	SWIWARP_OP_WRITE_IMM = 8,
 	SWIWARP_OP_RECV_RDMA_IMM = 9,	/* CQE only: Immediate Data received */
+	/*
+	 * RFC 7306 Atomic Request (same ABI rule as WRITE_IMM: only on a QP
+	 * whose sq_ctrl.peer_caps has SWIWARP_PEER_RFC7306).  64-bit target
+	 * at rkey/raddr (8-byte aligned); the original value lands in the 8
+	 * octets of atomic.sink (num_sge 1); CQE opcode as the SQE's.
+	 */
+	SWIWARP_OP_ATOMIC_CS = 10,	/* compare_add == target: swap in */
+	SWIWARP_OP_ATOMIC_FA = 11,	/* target += compare_add */
 	SWIWARP_OP_MAX
 };
 
@@ -260,6 +268,9 @@ struct swiwarp_sge {
  * SEND_INV:   as SEND, inv_stag = remote STag to invalidate
  * WRITE_IMM:  as WRITE, imm_data = the 32-bit immediate value exactly as
  *             in ibv_send_wr.imm_data (network byte order, opaque)
+ * ATOMIC_CS/ATOMIC_FA: rkey/raddr = remote 64-bit target, atomic.sink =
+ *             local 8-octet sink for the original value (num_sge 1),
+ *             atomic.compare_add / atomic.swap as in ibv_send_wr.wr.atomic
  * With SWIWARP_WQE_INLINE, num_sge is 0 and the first inline_len bytes of
  * inline_data[] are the payload (inline_len <= max_inline).
  */
@@ -278,6 +289,11 @@ struct swiwarp_sqe {
 	union {
 		struct swiwarp_sge sge[SWIWARP_MAX_SGE];
 		__u8 inline_data[SWIWARP_MAX_INLINE];
+		struct {
+			struct swiwarp_sge sink;	/* overlays sge[0] */
+			__aligned_u64 compare_add;
+			__aligned_u64 swap;
+		} atomic;			/* ATOMIC_CS, ATOMIC_FA */
 	};
 };
 
@@ -300,8 +316,9 @@ struct swiwarp_rqe {
  * consumer is told the connection is up; 0 while not connected.
  * SWIWARP_PEER_RFC7306: the peer announced RFC 7306 in its MPA Request
  * or Reply (Documentation/protocol.md); without it the provider fails
- * IBV_WR_RDMA_WRITE_WITH_IMM with EOPNOTSUPP and the kernel completes a
- * WRITE_IMM SQE with SWIWARP_WC_LOC_QP_OP_ERR: nothing reaches the wire.
+ * IBV_WR_RDMA_WRITE_WITH_IMM and the atomics with EOPNOTSUPP and the
+ * kernel completes such an SQE with SWIWARP_WC_LOC_QP_OP_ERR: nothing
+ * reaches the wire.
  */
 #define SWIWARP_PEER_RFC7306 (1U << 0)
 
@@ -391,6 +408,11 @@ SWIWARP_ABI_ASSERT(__builtin_offsetof(struct swiwarp_rqe, sge) == 16,
 		   "rqe sge offset");
 SWIWARP_ABI_ASSERT(__builtin_offsetof(struct swiwarp_sqe, imm_data) == 24,
 		   "sqe imm_data overlays inv_stag");
+SWIWARP_ABI_ASSERT(__builtin_offsetof(struct swiwarp_sqe, atomic.sink) ==
+		   __builtin_offsetof(struct swiwarp_sqe, sge),
+		   "sqe atomic sink overlays sge[0]");
+SWIWARP_ABI_ASSERT(__builtin_offsetof(struct swiwarp_sqe, atomic.swap) == 56,
+		   "sqe atomic operands inside sge[1]");
 SWIWARP_ABI_ASSERT(__builtin_offsetof(struct swiwarp_cqe, imm_data) == 24,
 		   "cqe imm_data offset");
 SWIWARP_ABI_ASSERT(__builtin_offsetof(struct swiwarp_sq_ctrl, peer_caps) == 4,

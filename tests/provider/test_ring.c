@@ -307,8 +307,6 @@ TEST(sq_bad_input)
 	struct swiwarp_sqe k;
 	unsigned int n;
 	static const enum ibv_wr_opcode unsupported[] = {
-		IBV_WR_ATOMIC_CMP_AND_SWP,
-		IBV_WR_ATOMIC_FETCH_AND_ADD,
 		IBV_WR_LOCAL_INV,
 		IBV_WR_BIND_MW,
 		IBV_WR_TSO,
@@ -328,6 +326,13 @@ TEST(sq_bad_input)
 	CHECK(swr_sq_post(&f.sq, &w[0], &bad, &n) == EOPNOTSUPP);
 	CHECK(bad == &w[0] && n == 0);
 	w[0] = send_wr(1, IBV_WR_RDMA_WRITE_WITH_IMM, sge, 1, 0);
+	CHECK(swr_sq_post(&f.sq, &w[0], &bad, &n) == EOPNOTSUPP);
+	CHECK(bad == &w[0] && n == 0);
+	/* atomics likewise only to an RFC 7306 peer */
+	w[0] = send_wr(1, IBV_WR_ATOMIC_CMP_AND_SWP, sge, 1, 0);
+	CHECK(swr_sq_post(&f.sq, &w[0], &bad, &n) == EOPNOTSUPP);
+	CHECK(bad == &w[0] && n == 0);
+	w[0] = send_wr(1, IBV_WR_ATOMIC_FETCH_AND_ADD, sge, 1, 0);
 	CHECK(swr_sq_post(&f.sq, &w[0], &bad, &n) == EOPNOTSUPP);
 	CHECK(bad == &w[0] && n == 0);
 	/* too many SGEs for the QP, and beyond the device limit */
@@ -394,6 +399,45 @@ TEST(sq_write_imm)
 	/* Send with Immediate stays refused */
 	w.opcode = IBV_WR_SEND_WITH_IMM;
 	CHECK(swr_sq_post(&f.sq, &w, &bad, &n) == EOPNOTSUPP && n == 0);
+}
+
+/* Atomics once the kernel says the peer speaks RFC 7306. */
+TEST(sq_atomic)
+{
+	struct fake_sq f;
+	struct ibv_sge sge[2] = {{.addr = 0x2000, .length = 8, .lkey = 6},
+				 {.addr = 0x3000, .length = 8, .lkey = 6}};
+	struct ibv_send_wr w, *bad = NULL;
+	struct swiwarp_sqe k;
+	unsigned int n;
+
+	fake_sq_init(&f, 8, 3, 16, false);
+	f.sq.ctrl->peer_caps = SWIWARP_PEER_RFC7306;
+	w = send_wr(88, IBV_WR_ATOMIC_CMP_AND_SWP, sge, 1, IBV_SEND_SIGNALED);
+	w.wr.atomic.remote_addr = 0x7008;
+	w.wr.atomic.rkey = 0x42;
+	w.wr.atomic.compare_add = 0x1111222233334444ULL;
+	w.wr.atomic.swap = 0x5555666677778888ULL;
+	CHECK(swr_sq_post(&f.sq, &w, &bad, &n) == 0 && n == 1);
+	CHECK(kernel_take_sqe(&f, &k));
+	CHECK(k.id == 88 && k.opcode == SWIWARP_OP_ATOMIC_CS);
+	CHECK(k.raddr == 0x7008 && k.rkey == 0x42 && k.num_sge == 1);
+	CHECK(k.atomic.sink.addr == 0x2000 && k.atomic.sink.length == 8 &&
+	      k.atomic.sink.lkey == 6);
+	CHECK(k.atomic.compare_add == 0x1111222233334444ULL);
+	CHECK(k.atomic.swap == 0x5555666677778888ULL);
+	w.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	CHECK(swr_sq_post(&f.sq, &w, &bad, &n) == 0 && n == 1);
+	CHECK(kernel_take_sqe(&f, &k));
+	CHECK(k.opcode == SWIWARP_OP_ATOMIC_FA &&
+	      k.atomic.compare_add == 0x1111222233334444ULL);
+	/* one sink SGE, never inline */
+	w.num_sge = 2;
+	CHECK(swr_sq_post(&f.sq, &w, &bad, &n) == EINVAL && n == 0);
+	w.num_sge = 1;
+	w.send_flags |= IBV_SEND_INLINE;
+	CHECK(swr_sq_post(&f.sq, &w, &bad, &n) == EINVAL && n == 0);
+	CHECK(!kernel_take_sqe(&f, &k));
 }
 
 TEST(sq_inline)
@@ -771,6 +815,10 @@ TEST(opcode_map)
 	      known);
 	CHECK(swr_wc_opcode(SWIWARP_OP_LOCAL_INV, &known) == IBV_WC_LOCAL_INV &&
 	      known);
+	CHECK(swr_wc_opcode(SWIWARP_OP_ATOMIC_CS, &known) == IBV_WC_COMP_SWAP &&
+	      known);
+	CHECK(swr_wc_opcode(SWIWARP_OP_ATOMIC_FA, &known) == IBV_WC_FETCH_ADD &&
+	      known);
 	swr_wc_opcode(SWIWARP_OP_MAX, &known);
 	CHECK(!known);
 }
@@ -785,10 +833,11 @@ static const struct {
 	{                                                                      \
 #n, test_##n                                                   \
 	}
-	T(sq_fields),	 T(sq_signaled), T(sq_full_and_wrap),  T(sq_bad_input),
-	T(sq_write_imm), T(sq_inline),	 T(doorbell_decision), T(doorbell_race),
-	T(rq_post),	 T(cq_poll),	 T(cq_status),	       T(cq_notify),
-	T(opcode_map),
+	T(sq_fields),	 T(sq_signaled),       T(sq_full_and_wrap),
+	T(sq_bad_input), T(sq_write_imm),      T(sq_atomic),
+	T(sq_inline),	 T(doorbell_decision), T(doorbell_race),
+	T(rq_post),	 T(cq_poll),	       T(cq_status),
+	T(cq_notify),	 T(opcode_map),
 #undef T
 };
 

@@ -52,8 +52,12 @@ int swr_wr_opcode(enum ibv_wr_opcode op)
 		return SWIWARP_OP_SEND_INV;
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 		return SWIWARP_OP_WRITE_IMM; /* build_sqe checks the peer */
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return SWIWARP_OP_ATOMIC_CS; /* ditto */
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return SWIWARP_OP_ATOMIC_FA; /* ditto */
 	default:
-		/* Send with Immediate, atomics, MW bind, LOCAL_INV, TSO: no */
+		/* Send with Immediate, MW bind, LOCAL_INV, TSO: no */
 		return -1;
 	}
 }
@@ -96,12 +100,14 @@ static int build_sqe(const struct swr_sq *sq, struct swiwarp_sqe *sqe,
 	/*
 	 * RFC 7306 has no Send with Immediate Data (a Send followed by
 	 * Immediate Data would take two receive WQEs at the peer), and
-	 * Immediate Data goes only to a peer that announced RFC 7306 (the
-	 * kernel's peer_caps word): the post fails here, nothing is sent.
+	 * Immediate Data and atomics go only to a peer that announced RFC
+	 * 7306 (the kernel's peer_caps word): the post fails here, nothing
+	 * is sent.
 	 */
 	if (wr->opcode == IBV_WR_SEND_WITH_IMM)
 		return EOPNOTSUPP;
-	if (op == SWIWARP_OP_WRITE_IMM &&
+	if ((op == SWIWARP_OP_WRITE_IMM || op == SWIWARP_OP_ATOMIC_CS ||
+	     op == SWIWARP_OP_ATOMIC_FA) &&
 	    !(__atomic_load_n(&sq->ctrl->peer_caps, __ATOMIC_ACQUIRE) &
 	      SWIWARP_PEER_RFC7306))
 		return EOPNOTSUPP;
@@ -113,6 +119,10 @@ static int build_sqe(const struct swr_sq *sq, struct swiwarp_sqe *sqe,
 		return EINVAL;
 	if (op == SWIWARP_OP_READ &&
 	    (wr->num_sge > 1 || (wr->send_flags & IBV_SEND_INLINE)))
+		return EINVAL;
+	/* Atomics: exactly one sink SGE for the original value, no inline. */
+	if ((op == SWIWARP_OP_ATOMIC_CS || op == SWIWARP_OP_ATOMIC_FA) &&
+	    (wr->num_sge != 1 || (wr->send_flags & IBV_SEND_INLINE)))
 		return EINVAL;
 
 	if ((wr->send_flags & IBV_SEND_SIGNALED) || sq->sig_all)
@@ -145,6 +155,14 @@ static int build_sqe(const struct swr_sq *sq, struct swiwarp_sqe *sqe,
 		break;
 	case SWIWARP_OP_SEND_INV:
 		sqe->inv_stag = wr->invalidate_rkey;
+		break;
+	case SWIWARP_OP_ATOMIC_CS:
+	case SWIWARP_OP_ATOMIC_FA:
+		sqe->rkey = wr->wr.atomic.rkey;
+		sqe->raddr = wr->wr.atomic.remote_addr;
+		/* after sge[0], which the SGE copy below fills */
+		sqe->atomic.compare_add = wr->wr.atomic.compare_add;
+		sqe->atomic.swap = wr->wr.atomic.swap;
 		break;
 	}
 
@@ -251,6 +269,10 @@ enum ibv_wc_opcode swr_wc_opcode(uint8_t op, bool *known)
 		return IBV_WC_SEND;
 	case SWIWARP_OP_RECV:
 		return IBV_WC_RECV;
+	case SWIWARP_OP_ATOMIC_CS:
+		return IBV_WC_COMP_SWAP;
+	case SWIWARP_OP_ATOMIC_FA:
+		return IBV_WC_FETCH_ADD;
 	case SWIWARP_OP_LOCAL_INV:
 		return IBV_WC_LOCAL_INV;
 	default:
