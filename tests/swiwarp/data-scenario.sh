@@ -6,6 +6,8 @@
 #   data-scenario.sh zc VERIFY_BIN        only the zero-copy loss check
 #   data-scenario.sh imm VERIFY_BIN       only the Immediate Data checks
 #                                         (IMM_PEER=siw: against siw)
+#   data-scenario.sh atomic VERIFY_BIN    only the atomics checks (pair;
+#                                         ATOMIC_PEER=siw: against siw)
 # VERIFY_BIN is tests/swiwarp/data-verify.c built on the host.
 # Checks (names carry the mode and the guest id):
 #   verify-*     data-verify: multi-SGE, multi-FPDU Send/Write/Read content
@@ -19,6 +21,20 @@
 #                both roles in mode imm), nothing reaches siw (a Send
 #                each way still works, and no Terminate shows in
 #                swiwarp's log)
+#   atomic-cap-*, atomic-bw-*, atomic-lat-*  pair: ibv_devinfo -v says
+#                ATOMIC_GLOB; unmodified
+#                perftest ib_atomic_bw -R and ib_atomic_lat -R, each with
+#                -A FETCH_AND_ADD and -A CMP_AND_SWAP (RFC 7306 Atomic
+#                Request/Response between the swiwarp guests)
+#   atomic-verify-*  pair: atomic-verify (tests/swiwarp/atomic-verify.c):
+#                4 QPs x 200 Fetch-and-Adds on one counter while the
+#                server's CPU adds too, Compare-and-Swaps on another, final
+#                values and distinct originals checked; misaligned, no
+#                REMOTE_ATOMIC right and out-of-bounds requests complete in
+#                error with the right Terminate, memory around untouched
+#   atomic-none-*  interop: the atomics post fails locally on swiwarp
+#                toward siw (swiwarp the client; both roles in mode atomic
+#                with ATOMIC_PEER=siw), a Send still goes through
 #   verify-zc-loss-*  pair only: data-verify -P (the client poisons every
 #                Send/Write source the instant it completes) with 64 KB to
 #                4 MB messages while guest 2 (the client) drops 2% of its
@@ -26,7 +42,7 @@
 #                the zero-copy counters (zcopy_tx_stats) rose
 # Every check prints one PASS:/FAIL:/SKIP: line.
 source "$LAB_TOP/tests/lab/lib.sh"
-mode=${1:?usage: data-scenario.sh pair|interop|zc VERIFY_BIN}
+mode=${1:?usage: data-scenario.sh pair|interop|zc|imm|atomic VERIFY_BIN}
 verify=${2:?usage: data-scenario.sh pair|interop VERIFY_BIN}
 me=g$LAB_ID
 work=$LAB_OUT/data-$mode
@@ -183,6 +199,79 @@ readbw_pair() {
 	fi
 }
 
+# atomic_pair TAG SERVER_ID TOOL OP ITERS: unmodified perftest TOOL
+# (ib_atomic_bw or ib_atomic_lat) -R -A OP between the guests; the client
+# must exit 0 with its 8-octet result line (bw: a message rate above zero;
+# the MB/s columns have two decimals and read 0.00 on a loaded host).
+atomic_pair() {
+	local tag=$1 sid=$2 tool=$3 op=$4 iters=$5 line
+	local args=(-R -d "$dev" -n "$iters" -A "$op" -F)
+	next_port
+	run_pair "$tag" "$sid" 120 "$tool" "${args[@]}" -p $port -- \
+		"$tool" "${args[@]}" -p $port "192.0.2.$sid"
+	if [ "$LAB_ID" != "$sid" ]; then
+		line=$(awk -v n="$iters" '$1 == 8 && $2 == n && NF >= 5' "$work/$tag-c.log")
+		if [ $rc_c -eq 0 ] && [ -n "$line" ] &&
+			{ [ "$tool" != ib_atomic_bw ] || awk -v b="$(echo "$line" | awk '{ print $5 }')" 'BEGIN { exit !(b + 0 > 0) }'; }; then
+			lab_pass "$mode/$tag-client-$me$note"
+			echo "$tag: $line (TCG guest, not a benchmark)"
+		else
+			lab_fail "$mode/$tag-client-$me" "exit $rc_c, result '$line': $(cat "$work/$tag-c.log" "$work/$tag-c.err" | tail -n 3 | tr '\n' ' ' | cut -c1-160); $(lab_klog)$note"
+		fi
+	elif [ $rc_s -ne 0 ]; then
+		lab_fail "$mode/$tag-server-$me" "exit $rc_s: $(cat "$work/$tag-s.log" "$work/$tag-s.err" | tail -n 3 | tr '\n' ' ' | cut -c1-160); $(lab_klog)$note"
+	else
+		lab_pass "$mode/$tag-server-$me$note"
+	fi
+}
+
+# averify_pair TAG SERVER_ID [-n]: atomic-verify (built next to VERIFY_BIN)
+# with the server on SERVER_ID; without -n the server guest's log must
+# also show the Terminates for the three bad requests: RDMAP protection
+# 0x01 (misaligned, past the end) and 0x02 (no REMOTE_ATOMIC), op 0xA.
+averify_pair() {
+	local tag=$1 sid=$2 neg=${3:-} bin log k1 k2 want
+	bin=$(dirname "$verify")/atomic-verify
+	k1=$(dmesg | grep -c 'RX error layer 0 type 1 code 1 (op 10)')
+	k2=$(dmesg | grep -c 'RX error layer 0 type 1 code 2 (op 10)')
+	next_port
+	run_pair "$tag" "$sid" 240 "$bin" -s "192.0.2.$sid" -p $port $neg -- \
+		"$bin" -c "192.0.2.$sid" -p $port $neg
+	port=$((port + 8))	# it used ports port .. port+7
+	if [ "$LAB_ID" = "$sid" ]; then log=$work/$tag-s.log; else log=$work/$tag-c.log; fi
+	want=ok
+	if [ -z "$neg" ] && [ "$LAB_ID" = "$sid" ] &&
+		{ [ "$(dmesg | grep -c 'RX error layer 0 type 1 code 1 (op 10)')" -ne $((k1 + 2)) ] ||
+			[ "$(dmesg | grep -c 'RX error layer 0 type 1 code 2 (op 10)')" -ne $((k2 + 1)) ]; }; then
+		want="the server logged not exactly 2 Terminates RDMAP protection 0x01 and 1 of 0x02 for the bad atomics: $(dmesg | grep 'RX error' | tail -n 3 | tr '\n' ' ')"
+	fi
+	if [ "$want" != ok ]; then
+		lab_fail "$mode/$tag-$me" "$want"
+	elif [ $((rc_s + rc_c)) -eq 0 ] && grep -q '^PASSED' "$log"; then
+		lab_pass "$mode/$tag-$me"
+	else
+		lab_fail "$mode/$tag-$me" "exit $rc_s/$rc_c: $(cat "$log" "${log%.log}.err" | grep -E '^BAD|atomic-verify:' | head -n 3 | tr '\n' ' '); $(lab_klog)"
+	fi
+	grep -E '^(ok|BAD)' "$log" | cut -c1-200
+}
+
+# The atomics checks of pair (RFC 7306): the capability ibv_devinfo shows,
+# then the four perftest runs, servers on both guests, and atomic-verify.
+atomic_checks() {
+	local iters=${ATOMIC_ITERS:-200} t0=$SECONDS
+	if ibv_devinfo -v -d "$dev" | grep -q 'atomic_cap:.*ATOMIC_GLOB'; then
+		lab_pass "$mode/atomic-cap-$me"
+	else
+		lab_fail "$mode/atomic-cap-$me" "ibv_devinfo -v: $(ibv_devinfo -v -d "$dev" | grep atomic_cap | tr -s ' \t' ' ')"
+	fi
+	atomic_pair atomic-bw-fa 1 ib_atomic_bw FETCH_AND_ADD "$iters"
+	atomic_pair atomic-bw-cs 2 ib_atomic_bw CMP_AND_SWAP "$iters"
+	atomic_pair atomic-lat-fa 2 ib_atomic_lat FETCH_AND_ADD "$iters"
+	atomic_pair atomic-lat-cs 1 ib_atomic_lat CMP_AND_SWAP "$iters"
+	averify_pair atomic-verify 1
+	echo "atomic checks: $((SECONDS - t0)) s in this boot"
+}
+
 # Zero-copy Sends and Writes must not complete while TCP may still need
 # their pages: guest 2 sends (Send and Write, three SGEs at odd offsets,
 # poisoned on completion) through 2% loss; guest 1 checks every message.
@@ -224,6 +313,7 @@ pair)
 	lab_barrier loaded 600
 	verify_pair verify 1 "${DATA_SIZES:-17,4095,4097,9000,60000,65536,131101,1000003}"
 	imm_pair imm 1
+	atomic_checks
 	rping_pair rping-60k 1 5 60000
 	rping_pair rping-odd 2 4 33333
 	# Read Responses from the pinned pages (zcopy_rresp=1, the default),
@@ -255,6 +345,21 @@ imm)
 		imm_pair imm-server-g2 2
 	fi
 	;;
+atomic)
+	# Only the atomics checks of pair (quick runs); with ATOMIC_PEER=siw
+	# guest 1 is upstream siw and the refusal runs both ways.
+	if [ "$LAB_ID" = 1 ] && [ "${ATOMIC_PEER:-}" = siw ]; then load_driver siw; else load_driver swiwarp; fi
+	if [ "$LAB_ID" = 2 ] && [ "${ATOMIC_PEER:-}" = siw ]; then
+		lab_delay_egress 100 || lab_fail "$mode/netem-$me" "could not add the netem delay"
+	fi
+	lab_barrier loaded 600
+	if [ "${ATOMIC_PEER:-}" = siw ]; then
+		averify_pair atomic-none-siw-server 1 -n
+		averify_pair atomic-none-swiwarp-server 2 -n
+	else
+		atomic_checks
+	fi
+	;;
 zc)
 	# Only the zero-copy loss check (for quick runs, tests/lab/lab run).
 	load_driver swiwarp
@@ -275,6 +380,7 @@ interop)
 	# swiwarp as initiator: siw echoes the Request's 0x04 in its Reply
 	# (the other direction, ~9 s more, is in the quick mode imm).
 	imm_pair imm-none-siw-server 1 -n
+	averify_pair atomic-none-siw-server 1 -n
 	rping_pair rping-60k-siw-server 1 5 60000
 	rping_pair rping-60k-swiwarp-server 2 5 60000
 	readbw_pair read-bw-siw-server 1 1 "${READ_ITERS:-500}"

@@ -95,6 +95,8 @@ build_data_verify() {
 	if ! cc -O2 -Wall -o "$verify" "$top/tests/swiwarp/data-verify.c" \
 		"$top/tests/swiwarp/verify-cm.c" -lrdmacm -libverbs >"$out/cc.log" 2>&1 ||
 		! cc -O2 -Wall -o "$out/imm-verify" "$top/tests/swiwarp/imm-verify.c" \
+			"$top/tests/swiwarp/verify-cm.c" -lrdmacm -libverbs >>"$out/cc.log" 2>&1 ||
+		! cc -O2 -Wall -pthread -o "$out/atomic-verify" "$top/tests/swiwarp/atomic-verify.c" \
 			"$top/tests/swiwarp/verify-cm.c" -lrdmacm -libverbs >>"$out/cc.log" 2>&1; then
 		fail "$suite/build-verify" "$(head -n 3 "$out/cc.log" | tr '\n' ' ')"
 		return 1

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * verify-cm: rdma_cm connection set-up and teardown shared by the content
- * checkers data-verify.c and imm-verify.c (see verify-cm.h).
+ * checkers data-verify.c, imm-verify.c and atomic-verify.c (see
+ * verify-cm.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -56,12 +57,11 @@ static void vcm_channel(struct vcm *cm)
 		die("event channel");
 }
 
-void vcm_listen_one(struct vcm *cm, const char *addr, const char *port)
+void vcm_listen(struct vcm *cm, const char *addr, const char *port)
 {
 	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE,
 				       .ai_port_space = RDMA_PS_TCP };
 	struct rdma_addrinfo *ai;
-	struct rdma_cm_event *ev;
 
 	vcm_channel(cm);
 	if (rdma_getaddrinfo(addr, port, &hints, &ai))
@@ -70,9 +70,20 @@ void vcm_listen_one(struct vcm *cm, const char *addr, const char *port)
 	    rdma_bind_addr(cm->lid, ai->ai_src_addr) || rdma_listen(cm->lid, 1))
 		die("listen on %s:%s: %s", addr, port, strerror(errno));
 	rdma_freeaddrinfo(ai);
-	ev = vcm_event(cm, RDMA_CM_EVENT_CONNECT_REQUEST);
+}
+
+void vcm_take_request(struct vcm *cm)
+{
+	struct rdma_cm_event *ev = vcm_event(cm, RDMA_CM_EVENT_CONNECT_REQUEST);
+
 	cm->id = ev->id;
 	rdma_ack_cm_event(ev);
+}
+
+void vcm_listen_one(struct vcm *cm, const char *addr, const char *port)
+{
+	vcm_listen(cm, addr, port);
+	vcm_take_request(cm);
 }
 
 void vcm_resolve(struct vcm *cm, const char *addr, const char *port)

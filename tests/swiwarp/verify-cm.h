@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * verify-cm: the rdma_cm connection set-up and teardown data-verify.c and
- * imm-verify.c share (one RC QP, one connection, server or client), with
+ * verify-cm: the rdma_cm connection set-up and teardown data-verify.c,
+ * imm-verify.c and atomic-verify.c share (one RC QP, one connection, server or client), with
  * the die() and now() both use.  Every failure ends the program with exit
  * status 2 through die(), as the checkers' own fatal errors do.
  *
@@ -34,6 +34,13 @@ double now(void);
 
 /* Listen on addr:port and take one connection request into cm->id. */
 void vcm_listen_one(struct vcm *cm, const char *addr, const char *port);
+
+/*
+ * The two halves of vcm_listen_one(), for a server that listens on
+ * several ports before its clients connect to them one after the other.
+ */
+void vcm_listen(struct vcm *cm, const char *addr, const char *port);
+void vcm_take_request(struct vcm *cm);
 
 /* Resolve the address and route of the server addr:port into cm->id. */
 void vcm_resolve(struct vcm *cm, const char *addr, const char *port);
