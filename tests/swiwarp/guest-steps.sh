@@ -31,29 +31,24 @@ check_perf() {
 # step NAME SERVER_ID PORT KIND 'SERVER ARGS' 'CLIENT ARGS'
 #   KIND: rping:COUNT:SIZE | perf | plain | reject (the client must see
 #   its connection refused; the server never gets a request and is
-#   stopped by a short timeout).  The server runs on guest
-#   SERVER_ID, the client on the other.  The client's result line is the
-#   step's; the server's status is folded into it.
+#   stopped once the client is done).  The server runs on guest
+#   SERVER_ID, the client on the other (lab_pair, which runs a perftest
+#   pair once more after a clock calibration failure).  The client's
+#   result line is the step's; the server's status is folded into it.
 step() {
 	local name=$1 sid=$2 port=$3 kind=$4 sargs=$5 cargs=$6
-	local cid=$((3 - sid)) tag pid rc srv why="" t=$T
+	local cid=$((3 - sid)) tag rc srv why="" end=0 r
 	step_no=$((step_no + 1))
-	[ "$kind" = reject ] && t=25
 	tag=s$step_no
-	if [ "$LAB_ID" = "$sid" ]; then
-		rm -f "$LAB_SHARED/$tag.srv"
-		# shellcheck disable=SC2086
-		# stderr apart: rping's block-buffered stdout would otherwise
-		# get its DISCONNECT message in the middle of a long ping line.
-		timeout "$t" $sargs >"$LAB_SHARED/$tag-server.log" 2>"$LAB_SHARED/$tag-server.err" &
-		pid=$!
-		lab_wait_listen "$port" 30 || true
-	fi
-	lab_barrier "$tag-listen" 200
+	[ "$kind" = reject ] && end=1
+	# stderr apart: rping's block-buffered stdout would otherwise get its
+	# DISCONNECT message in the middle of a long ping line.  The server's
+	# logs are in $LAB_SHARED: the client guest reports its failures.
+	# shellcheck disable=SC2086  # the ARGS strings are split into words
+	LAB_PAIR_END_SERVER=$end LAB_PAIR_LISTEN=30 lab_pair "$tag" "$sid" "$cid" "$T" "$port" \
+		"$LAB_SHARED/$tag-server" "$work/$tag-client" -- $sargs -- $cargs
+	rc=$lab_rc_c srv=$lab_rc_s r=${lab_pair_note:+ ($lab_pair_note)}
 	if [ "$LAB_ID" = "$cid" ]; then
-		# shellcheck disable=SC2086
-		timeout "$T" $cargs >"$work/$tag-client.log" 2>"$work/$tag-client.err"
-		rc=$?
 		if [ "$kind" = reject ]; then
 			if [ $rc -eq 0 ] || ! grep -q REJECTED "$work/$tag-client.log" "$work/$tag-client.err"; then
 				why="client exit $rc, want a refused connection: $(cat "$work/$tag-client.log" "$work/$tag-client.err" | tail -n 2 | tr '\n' ' ' | cut -c1-150)"
@@ -64,17 +59,7 @@ step() {
 			why="client exit $rc: $(cat "$work/$tag-client.log" "$work/$tag-client.err" | grep -v 'ping data' | tail -n 2 | tr '\n' ' ' | cut -c1-150)"
 		fi
 	fi
-	if [ "$LAB_ID" = "$sid" ] && [ "$kind" != reject ]; then
-		wait "$pid"
-		echo $? >"$LAB_SHARED/$tag.srv"
-	fi
-	lab_barrier "$tag-done" 200
-	if [ "$LAB_ID" = "$sid" ] && [ "$kind" = reject ]; then
-		kill "$pid" 2>/dev/null
-		wait "$pid"
-	fi
 	if [ "$LAB_ID" = "$cid" ]; then
-		srv=$(cat "$LAB_SHARED/$tag.srv" 2>/dev/null || echo missing)
 		if [ "$kind" = siwrev1 ]; then
 			# The documented failure: the server's RDMA Read is
 			# refused at post time (QP ORD 0).
@@ -99,7 +84,7 @@ step() {
 				;;
 			esac
 		fi
-		if [ -z "$why" ]; then lab_pass "$step_prefix/$name"
-		else lab_fail "$step_prefix/$name" "$why"; fi
+		if [ -z "$why" ]; then lab_pass "$step_prefix/$name$r"
+		else lab_fail "$step_prefix/$name" "$why$r"; fi
 	fi
 }
