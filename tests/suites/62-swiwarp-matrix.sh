@@ -44,17 +44,8 @@ for m in "${modes[@]}"; do
 	# not build it (about 100 s in a clean tree, as in CI; the 6.1 siw
 	# was built above by matrix-siw-params.sh).
 	[ "$m" != siw ] && [ -n "$ktag" ] && e+=(LAB_RESULT_PREFIX="$ktag") k=$kmix nosiw=1
-	LAB_NO_SIW=$nosiw "$lab" run -n 2 --kernel "$k" --name "matrix-$m" --out "$out/$m" --timeout "${MATRIX_TIMEOUT:-900}" \
-		-- "${e[*]} tests/swiwarp/matrix-guest.sh $m" >"$out/$m.log" 2>&1 &
+	LAB_NO_SIW=$nosiw run_lab_start "$m" -n 2 --kernel "$k" --timeout "${MATRIX_TIMEOUT:-900}" \
+		-- "${e[*]} tests/swiwarp/matrix-guest.sh $m"
 done
-rcs=0
-for j in $(jobs -p); do wait "$j" || rcs=$((rcs + 1)); done
-for m in "${modes[@]}"; do
-	echo "=== lab run matrix-$m"
-	grep -v '^g[0-9]*| ' "$out/$m.log" | grep -vE '^(PASS|FAIL|SKIP):' | sed 's/^/  /'
-	grep -E '^(PASS|FAIL|SKIP):' "$out/$m.log"
-	n=$(grep -c '^FAIL:' "$out/$m.log")
-	fails=$((fails + n))
-done
-[ $rcs -ne 0 ] && [ $fails -eq 0 ] && fail swiwarp-matrix/run "a lab run failed without a FAIL line (see $out)"
+for m in "${modes[@]}"; do run_lab_end "$m"; done
 [ $fails -eq 0 ]
