@@ -98,7 +98,6 @@ if [ "$LAB_ID" = 1 ]; then
 		sleep 0.5
 	done
 	sleep 3
-	sync
 	ss -tan >"$LAB_OUT/ss.after"
 	# TCP socks and our own caches exactly (the baseline was taken with
 	# rping's listener up, which is gone now), kmalloc caches within
