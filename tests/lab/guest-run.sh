@@ -9,6 +9,10 @@ export HOME=/root TERM=${TERM:-linux} LANG=C.UTF-8
 # No set -e/-u here: PID 1 exiting panics the guest.
 
 log() { echo "lab-guest[$LAB_ID]: $*"; }
+# uptime_s: seconds since the guest kernel started (for the set-up timings
+# in the console log: where a boot's time goes).
+uptime_s() { local u _; read -r u _ </proc/uptime; echo "$u"; }
+log "set-up starts at $(uptime_s) s"
 
 # kmemleak_check: on a kernel with kmemleak (the debug kernel, issue 15),
 # scan for unreferenced objects and keep the report in $LAB_OUT/kmemleak.
@@ -65,6 +69,7 @@ fail_setup() {
 }
 
 modprobe virtio_net || fail_setup "modprobe virtio_net"
+log "virtio_net at $(uptime_s) s"
 ip link set lo up
 for _ in $(seq 100); do [ -e /sys/class/net/eth0 ] && break; sleep 0.1; done
 [ -e /sys/class/net/eth0 ] || fail_setup "no eth0"
@@ -73,6 +78,7 @@ ip link set eth0 up || fail_setup "eth0 up"
 for m in ib_core ib_uverbs iw_cm rdma_cm rdma_ucm; do
 	modprobe "$m" || fail_setup "modprobe $m"
 done
+log "RDMA core modules at $(uptime_s) s"
 ulimit -l unlimited
 ulimit -c 0
 
@@ -111,6 +117,7 @@ if [ "${LAB_TIMEOUT:-0}" -ge 200 ]; then
 	(sleep $((LAB_TIMEOUT - 100)) && hang_report) </dev/null >/dev/null 2>&1 &
 fi
 
+log "set-up done at $(uptime_s) s"
 log "running: $LAB_CMD"
 # The command's output goes to the serial console and to $LAB_OUT/output.
 # Not a plain pipe: background processes the command leaves behind would
