@@ -68,7 +68,9 @@ fail_setup() {
 	finish 125
 }
 
-modprobe virtio_net || fail_setup "modprobe virtio_net"
+# The initramfs loaded these (mkinitramfs.sh); modprobe only what it did not.
+lab_modprobe() { [ -d "/sys/module/$1" ] || modprobe "$1" || fail_setup "modprobe $1"; }
+lab_modprobe virtio_net
 log "virtio_net at $(uptime_s) s"
 ip link set lo up
 for _ in $(seq 100); do [ -e /sys/class/net/eth0 ] && break; sleep 0.1; done
@@ -76,7 +78,7 @@ for _ in $(seq 100); do [ -e /sys/class/net/eth0 ] && break; sleep 0.1; done
 ip addr add "$LAB_IP/24" dev eth0 || fail_setup "ip addr add $LAB_IP"
 ip link set eth0 up || fail_setup "eth0 up"
 for m in ib_core ib_uverbs iw_cm rdma_cm rdma_ucm; do
-	modprobe "$m" || fail_setup "modprobe $m"
+	lab_modprobe "$m"
 done
 log "RDMA core modules at $(uptime_s) s"
 ulimit -l unlimited
