@@ -46,16 +46,10 @@ finish() {
 	echo o >/proc/sysrq-trigger
 }
 
-mkdir -p /dev/pts /dev/shm /run /tmp
-mount -t devpts -o gid=5,mode=620 devpts /dev/pts
-mount -t tmpfs -o mode=1777 shm /dev/shm
-mount -t tmpfs -o mode=0755 run /run
-mkdir -p /run/lock
-chmod 1777 /tmp
-[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
-mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-mount -t configfs configfs /sys/kernel/config 2>/dev/null
-hostname "lab$LAB_ID"
+# The initramfs mounted /dev/pts, /dev/shm, /run, debugfs and configfs
+# (initramfs-init.sh).  From here on, builtins where they do: every program
+# started is read over 9p.
+echo "lab$LAB_ID" >/proc/sys/kernel/hostname
 echo "lab$LAB_ID" >/etc/hostname
 echo "127.0.0.1 localhost" >/etc/hosts
 for ip in $LAB_IPS; do echo "$ip lab${ip##*.}" >>/etc/hosts; done
@@ -72,11 +66,13 @@ fail_setup() {
 lab_modprobe() { [ -d "/sys/module/$1" ] || modprobe "$1" || fail_setup "modprobe $1"; }
 lab_modprobe virtio_net
 log "virtio_net at $(uptime_s) s"
-ip link set lo up
-for _ in $(seq 100); do [ -e /sys/class/net/eth0 ] && break; sleep 0.1; done
+for _ in {1..100}; do [ -e /sys/class/net/eth0 ] && break; sleep 0.1; done
 [ -e /sys/class/net/eth0 ] || fail_setup "no eth0"
-ip addr add "$LAB_IP/24" dev eth0 || fail_setup "ip addr add $LAB_IP"
-ip link set eth0 up || fail_setup "eth0 up"
+ip -batch - <<EOF || fail_setup "ip: lo up, $LAB_IP/24 on eth0, eth0 up"
+link set lo up
+addr add $LAB_IP/24 dev eth0
+link set eth0 up
+EOF
 for m in ib_core ib_uverbs iw_cm rdma_cm rdma_ucm; do
 	lab_modprobe "$m"
 done

@@ -55,6 +55,18 @@ mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 labout /newroot/lab/ou
 mount --move /proc /newroot/proc
 mount --move /sys /newroot/sys
 mount --move /dev /newroot/dev
+# The mounts guest-run.sh's machine needs, made here by busybox from RAM:
+# in the guest root every mount, mkdir or chmod is a program read over 9p,
+# about a second each in an emulated guest on a loaded host.
+mkdir -p /newroot/dev/pts /newroot/dev/shm /newroot/run /newroot/tmp
+mount -t devpts -o gid=5,mode=620 devpts /newroot/dev/pts
+mount -t tmpfs -o mode=1777 shm /newroot/dev/shm
+mount -t tmpfs -o mode=0755 run /newroot/run
+mkdir -p /newroot/run/lock
+chmod 1777 /newroot/tmp
+[ -e /newroot/dev/fd ] || ln -s /proc/self/fd /newroot/dev/fd
+mount -t debugfs debugfs /newroot/sys/kernel/debug 2>/dev/null
+mount -t configfs configfs /newroot/sys/kernel/config 2>/dev/null
 
 exec switch_root /newroot /bin/bash -c \
 	". /lab/out/g$id/env && exec /bin/bash \"\$LAB_TOP/tests/lab/guest-run.sh\""

@@ -23,13 +23,14 @@ die() { echo "mkinitramfs: $*" >&2; exit 1; }
 file -L "$busybox" 2>/dev/null | grep -q 'statically linked' ||
 	ldd "$busybox" 2>&1 | grep -q 'not a dynamic' || die "$busybox is not static"
 
-# Modules in load order, dependencies first, each once: the 9p root's, then
-# the NIC and the RDMA core every guest command expects loaded.  Loaded from
+# Modules in load order, dependencies first, each once: the 9p root's,
+# configfs (mounted by /init), then the NIC and the RDMA core every guest
+# command expects loaded.  Loaded from
 # here they cost no 9p reads and no decompression in the emulated guest:
 # modprobe over 9p took 3.5-5.7 s for virtio_net and 3.5-8 s for the RDMA
 # core per boot (guest uptimes in the console log, 6.1 and 6.12 guests).
 mods=()
-for m in virtio_pci 9pnet_virtio 9p overlay virtio_net ib_core ib_uverbs iw_cm rdma_cm rdma_ucm; do
+for m in virtio_pci 9pnet_virtio 9p overlay configfs virtio_net ib_core ib_uverbs iw_cm rdma_cm rdma_ucm; do
 	while read -r cmd path _; do
 		[ "$cmd" = insmod ] || continue
 		rel=${path#"$moddir"/}
