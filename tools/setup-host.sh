@@ -20,8 +20,9 @@ packages=(
 	rdma-core ibverbs-utils rdmacm-utils perftest libibverbs-dev librdmacm-dev
 	ibverbs-providers strace
 	# kernel RDMA consumers in the lab (tests/suites/66-ulp-nvmeof.sh):
-	# NVMe-oF, and NFS over RDMA (nfsd's helpers and mount.nfs)
-	nvme-cli fio nfs-kernel-server
+	# NVMe-oF, NFS over RDMA (nfsd's helpers and mount.nfs), iSER (open-iscsi's
+	# iscsid and iscsiadm; the target is LIO, set up through configfs)
+	nvme-cli fio nfs-kernel-server open-iscsi
 	# captures and dissection
 	tshark wireshark-dev tcpdump
 	# README screenshot of the Wireshark GUI (tests/dissector/screenshot.sh)

@@ -8,7 +8,9 @@
 # verified I/O, a disconnect during I/O; upstream siw as host against a
 # swiwarp target and as target for a swiwarp host; NFS v4.2 over RDMA
 # (nfsd with svcrdma on guest 1, a swiwarp and a siw xprtrdma client at
-# once; tests/ulp/nfsrdma.sh); then all modules unloaded.  The lab's dmesg scanner fails the boot on any kernel warning.
+# once; tests/ulp/nfsrdma.sh); iSER (LIO's ib_isert target on guest 1, a
+# swiwarp and a siw ib_iser initiator with open-iscsi; tests/ulp/iser.sh);
+# then all modules unloaded.  The lab's dmesg scanner fails the boot on any kernel warning.
 # Guest 1, the swiwarp target (nvmet-rdma: the target's write path, its
 # RDMA Reads of the host's data), boots Debian 13's 6.12 (issue 16); guest
 # 2 (swiwarp host) and guest 3 (siw) Debian 12's 6.1.  Result names start
@@ -19,7 +21,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 source "$top/tests/swiwarp/suite-lib.sh"
 t0=$SECONDS
 swiwarp_suite_start ulp-nvmeof "${NVMEOF_OUT:-$BUILD/lab/suite-nvmeof}" || exit 0
-for b in nvme fio rpc.nfsd mount.nfs; do
+for b in nvme fio rpc.nfsd mount.nfs iscsiadm iscsid; do
 	if ! command -v "$b" >/dev/null; then
 		skip ulp-nvmeof/lab "$b not installed (tools/setup-host.sh)"
 		exit 0

@@ -19,15 +19,22 @@
 #                  the swiwarp (g2) and the siw (g3) client at once; each
 #                  writes, reads back over the wire and compares, and g1
 #                  compares what landed in its export
+#   iser g2, g3 -> g1  iSER (tests/ulp/iser.sh): LIO's ib_isert target on
+#                  g1 (set up at boot), the swiwarp (g2) and the siw (g3)
+#                  ib_iser initiator at once, each to its own target: fio
+#                  verified, a pattern written, read back after a new login
+#                  and compared, and compared by g1 in its backstore
 # Then every guest takes its targets down and unloads nvme-rdma, nvmet-rdma
-# and its RDMA driver, and stops nfsd.  Result names: nvmeof/PHASE/CHECK
-# and nfsrdma/CLIENT/CHECK.
+# and its RDMA driver, and stops nfsd.  Result names: nvmeof/PHASE/CHECK,
+# nfsrdma/CLIENT/CHECK and iser/gN/CHECK (N the initiator's guest).
 # NVMEOF_MB (default 2) is the size of most fio jobs in MiB (the 4 KiB
 # jobs move half of it): the lab checks correctness under TCG, not speed.
 # shellcheck source=tests/lab/lib.sh
 source "$LAB_TOP/tests/lab/lib.sh"
 # shellcheck source=tests/ulp/nfsrdma.sh
 source "$LAB_TOP/tests/ulp/nfsrdma.sh"
+# shellcheck source=tests/ulp/iser.sh
+source "$LAB_TOP/tests/ulp/iser.sh"
 work=$LAB_OUT/nvmeof
 mkdir -p "$work"
 MB=${NVMEOF_MB:-2}
@@ -54,6 +61,9 @@ modprobe nvme_core multipath=N
 modprobe -a nvme-rdma nvmet-rdma || lab_fail "nvmeof/modprobe-g$LAB_ID" "nvme-rdma/nvmet-rdma"
 if [ "$LAB_ID" != 1 ] && ! nfs_client_prepare; then
 	lab_fail "nfsrdma/modprobe-g$LAB_ID" "rpcrdma/nfsv4"
+fi
+if [ "$LAB_ID" != 1 ] && ! iser_initiator_prepare >"$work/iser-prepare.log" 2>&1; then
+	lab_fail "iser/prepare-g$LAB_ID" "$(tail -n 2 "$work/iser-prepare.log" | tr '\n' ' ' | cut -c1-200)"
 fi
 # configfs was mounted at boot only if the module was there already.
 mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
@@ -125,6 +135,8 @@ if [ "$LAB_ID" = 1 ]; then
 	else
 		lab_fail "nfsrdma/server-up" "$(tail -n 3 "$work/nfs-server-up.log" | tr '\n' ' ' | cut -c1-200)"
 	fi
+	# iSER targets for g2 (swiwarp) and g3 (siw), used after the NFS phase.
+	lab_check iser/target-up iser_target_up 2 3
 fi
 lab_barrier targets 300 || lab_fail "nvmeof/barrier-targets-g$LAB_ID"
 
@@ -283,6 +295,18 @@ if [ "$LAB_ID" = 1 ] && [ $nfs_up = 1 ]; then
 	nfs_server_check swiwarp-client
 	nfs_server_check siw-client
 	lab_check "nfsrdma/server-down" nfs_server_down
+fi
+
+# ---- phase iser: the swiwarp (g2) and the siw (g3) iSER initiator -> LIO's
+# iSER target on swiwarp (g1), at the same time (tests/ulp/iser.sh)
+[ "$LAB_ID" != 1 ] && iser_initiator_check "${ISER_MB:-2}"
+lab_barrier phase-iser 900 || lab_fail "nvmeof/barrier-iser-g$LAB_ID"
+if [ "$LAB_ID" = 1 ]; then
+	iser_target_check 2
+	iser_target_check 3
+	lab_check iser/target-down iser_target_down
+else
+	lab_check "iser/initiator-down-g$LAB_ID" iser_initiator_down
 fi
 
 # ------------------------------------------------------------- unload
