@@ -7,6 +7,8 @@
 #include <linux/etherdevice.h>
 #include <linux/if_arp.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/namei.h>
 #include <net/addrconf.h>
 #include <rdma/rdma_netlink.h>
 
@@ -306,6 +308,122 @@ static struct rdma_link_ops swiwarp_link_ops = {
 	.newlink = swiwarp_newlink,
 };
 
+/*
+ * siw_compat: the "siw" link type creates swiwarp devices too, so scripts
+ * written for upstream siw ("rdma link add X type siw netdev IF") work on
+ * kernels built without it.  The RDMA core keeps one owner per link type
+ * and WARNs when a second module registers the same one, so we hold "siw"
+ * only while no real siw module exists: we refuse it while one is loaded
+ * and hand it back as soon as one starts loading (before its init runs).
+ * All state below is under swiwarp_siw_lock.
+ */
+static bool swiwarp_siw_compat;
+static bool swiwarp_siw_ops_on;	/* "siw" is registered by us */
+static bool swiwarp_siw_real;	/* a real siw came in after us */
+static bool swiwarp_siw_ready;	/* module init done: register for real */
+static DEFINE_MUTEX(swiwarp_siw_lock);
+
+static struct rdma_link_ops swiwarp_siw_link_ops = {
+	.type = "siw",
+	.newlink = swiwarp_newlink,
+};
+
+static bool swiwarp_real_siw_present(void)
+{
+	struct path path;
+
+	if (swiwarp_siw_real)
+		return true;
+	/*
+	 * A siw loaded before us sent no module notification, and the RDMA
+	 * core does not say who owns a link type; its sysfs directory shows
+	 * that it is loaded.
+	 */
+	if (kern_path("/sys/module/siw", LOOKUP_DIRECTORY, &path))
+		return false;
+	path_put(&path);
+	return true;
+}
+
+static int swiwarp_siw_apply(void)
+{
+	lockdep_assert_held(&swiwarp_siw_lock);
+	if (!swiwarp_siw_ready)
+		return 0;
+	if (swiwarp_siw_compat && !swiwarp_siw_ops_on) {
+		if (swiwarp_real_siw_present()) {
+			pr_info("swiwarp: siw_compat: a siw module is loaded, link type siw stays its own\n");
+			return -EBUSY;
+		}
+		rdma_link_register(&swiwarp_siw_link_ops);
+		swiwarp_siw_ops_on = true;
+		pr_info("swiwarp: siw_compat: link type siw creates swiwarp devices\n");
+	} else if (!swiwarp_siw_compat && swiwarp_siw_ops_on) {
+		rdma_link_unregister(&swiwarp_siw_link_ops);
+		swiwarp_siw_ops_on = false;
+		pr_info("swiwarp: siw_compat: off\n");
+	}
+	return 0;
+}
+
+static int swiwarp_siw_compat_set(const char *val,
+				  const struct kernel_param *kp)
+{
+	bool on, old;
+	int rv;
+
+	/* a bare "siw_compat" on the command line means on, as for bools */
+	rv = kstrtobool(val ? val : "1", &on);
+	if (rv)
+		return rv;
+	mutex_lock(&swiwarp_siw_lock);
+	old = swiwarp_siw_compat;
+	swiwarp_siw_compat = on;
+	rv = swiwarp_siw_apply();
+	if (rv)
+		swiwarp_siw_compat = old;
+	mutex_unlock(&swiwarp_siw_lock);
+	return rv;
+}
+
+static const struct kernel_param_ops swiwarp_siw_compat_ops = {
+	.set = swiwarp_siw_compat_set,
+	.get = param_get_bool,
+};
+
+module_param_cb(siw_compat, &swiwarp_siw_compat_ops, &swiwarp_siw_compat,
+		0644);
+MODULE_PARM_DESC(siw_compat,
+		 "Also register the rdma link type \"siw\" (creating swiwarp devices) while no siw module is loaded (default 0)");
+
+/* A real siw coming in takes its link type back before its init runs. */
+static int swiwarp_module_event(struct notifier_block *nb,
+				unsigned long event, void *data)
+{
+	struct module *mod = data;
+
+	if (strcmp(mod->name, "siw"))
+		return NOTIFY_DONE;
+	mutex_lock(&swiwarp_siw_lock);
+	if (event == MODULE_STATE_COMING) {
+		swiwarp_siw_real = true;
+		if (swiwarp_siw_ops_on) {
+			rdma_link_unregister(&swiwarp_siw_link_ops);
+			swiwarp_siw_ops_on = false;
+			swiwarp_siw_compat = false;
+			pr_info("swiwarp: siw_compat: the siw module is loading, link type siw handed over to it\n");
+		}
+	} else if (event == MODULE_STATE_GOING) {
+		swiwarp_siw_real = false;
+	}
+	mutex_unlock(&swiwarp_siw_lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block swiwarp_module_nb = {
+	.notifier_call = swiwarp_module_event,
+};
+
 static int __init swiwarp_init(void)
 {
 	int rv;
@@ -329,11 +447,23 @@ static int __init swiwarp_init(void)
 	if (rv)
 		goto err_cm;
 
+	rv = register_module_notifier(&swiwarp_module_nb);
+	if (rv)
+		goto err_nd;
+
 	rdma_link_register(&swiwarp_link_ops);
+	mutex_lock(&swiwarp_siw_lock);
+	swiwarp_siw_ready = true;
+	/* a siw already loaded: load anyway, with siw_compat reading 0 */
+	if (swiwarp_siw_apply())
+		swiwarp_siw_compat = false;
+	mutex_unlock(&swiwarp_siw_lock);
 	pr_info("swiwarp: loaded (ABI %d, driver id 0x%x)\n",
 		SWIWARP_ABI_VERSION, SWIWARP_DRIVER_ID);
 	return 0;
 
+err_nd:
+	unregister_netdevice_notifier(&swiwarp_netdev_nb);
 err_cm:
 	swiwarp_cm_exit();
 err_wq:
@@ -345,6 +475,13 @@ err_crc:
 
 static void __exit swiwarp_exit(void)
 {
+	unregister_module_notifier(&swiwarp_module_nb);
+	mutex_lock(&swiwarp_siw_lock);
+	swiwarp_siw_ready = false;
+	if (swiwarp_siw_ops_on)
+		rdma_link_unregister(&swiwarp_siw_link_ops);
+	swiwarp_siw_ops_on = false;
+	mutex_unlock(&swiwarp_siw_lock);
 	rdma_link_unregister(&swiwarp_link_ops);
 	unregister_netdevice_notifier(&swiwarp_netdev_nb);
 	ib_unregister_driver((enum rdma_driver_id)SWIWARP_DRIVER_ID);
