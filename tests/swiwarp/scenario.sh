@@ -2,13 +2,15 @@
 # Guest side of tests/suites/60-swiwarp-basic.sh.  Usage (in a lab guest):
 #   scenario.sh pair     2 guests, swiwarp on both: device checks, rping
 #                        (64 B with CRC, 1000 B without), rdma link delete,
-#                        rmmod
+#                        rmmod; then siw compatibility (siw-compat-steps.sh)
 #   scenario.sh interop  2 guests, guest 1 upstream siw, guest 2 swiwarp:
 #                        rping (64 bytes) in both roles, ib_write_bw -R
 # Every check prints one PASS:/FAIL:/SKIP: line (names carry the guest id).
 source "$LAB_TOP/tests/lab/lib.sh"
 # shellcheck source=tests/swiwarp/guest-steps.sh
 source "$LAB_TOP/tests/swiwarp/guest-steps.sh"
+# shellcheck source=tests/swiwarp/siw-compat-steps.sh
+source "$LAB_TOP/tests/swiwarp/siw-compat-steps.sh"
 mode=${1:?usage: scenario.sh pair|interop}
 me=g$LAB_ID
 work=$LAB_OUT/swiwarp-$mode
@@ -127,6 +129,8 @@ pair)
 	# Teardown: device removal and module unload with nothing left over.
 	lab_check "$mode/rdma-link-delete-$me" rdma link delete swiwarp0
 	lab_check "$mode/rmmod-$me" rmmod swiwarp
+	# "modprobe siw; rdma link add X type siw" on a kernel without siw
+	siw_compat_steps
 	;;
 interop)
 	if [ "$LAB_ID" = 1 ]; then load_driver siw; else load_driver swiwarp; fi
