@@ -49,7 +49,7 @@ contains() {
 src=/usr/src/swiwarp-$version
 contains swiwarp-dkms "$src/dkms.conf" "$src/kernel/Kbuild" "$src/kernel/Makefile" \
 	"$src/kernel/swiwarp_main\.c" "$src/kernel/swiwarp\.h" "$src/include/iwarp/mpa\.h" \
-	"$src/include/uapi/swiwarp-abi\.h"
+	"$src/include/uapi/swiwarp-abi\.h" /usr/share/swiwarp/siw-compat\.conf
 contains ibverbs-provider-swiwarp "/$lib/libibverbs/libswiwarp-rdmav34\.so" /etc/libibverbs.d/swiwarp.driver
 contains wireshark-plugin-swiwarp "/$lib/wireshark/plugins/4\.0/epan/swiwarp\.so"
 contains libdpi0 "/$lib/libdpi\.so\.0" "/$lib/libdpi\.so\.0\.1\.0"
