@@ -85,7 +85,13 @@ echo "soak: guest $LAB_ID ran $((SECONDS - t0)) s"
 
 # Stable memory and references: the same number of module references as
 # before any RDMA user existed; slab caches back within tolerance once the
-# TCP connections are gone.
+# TCP connections are gone.  kmalloc caches get at least 256 objects: the
+# soak finds per-operation leaks (its ~85 000 verified operations would
+# leave thousands) and per-QP leaks of 4 objects or more (64 QPs); below
+# that, kmalloc-96 moves by itself (9p fids, kernfs nodes): +133 and +135
+# over the old 126 in two clean-clone checks, stable 15 s later, while other
+# runs of the same boot read -90..+95 (Documentation/robustness.md).
+# Sockets, TCP and the RDMA caches stay exact.
 settle
 ref1=$(cat /sys/module/"$mod"/refcnt)
 if [ "$ref1" = "$ref0" ]; then
@@ -93,7 +99,7 @@ if [ "$ref1" = "$ref0" ]; then
 else
 	lab_fail "$p.refcnt.g$LAB_ID" "module refcount $ref0 before, $ref1 after"
 fi
-slab_check "$p.slab.g$LAB_ID" "$LAB_OUT/slab.before" "$LAB_OUT/slab.after"
+slab_check "$p.slab.g$LAB_ID" "$LAB_OUT/slab.before" "$LAB_OUT/slab.after" 256
 lab_barrier soak-checked 300
 if [ "$dev" = swiwarp ]; then
 	timeout 60 rdma link delete swiwarp0 && timeout 60 rmmod swiwarp && [ ! -e /sys/module/swiwarp ]
