@@ -281,15 +281,12 @@ static int swiwarp_rx_setup_send(struct swiwarp_qp *qp)
 }
 
 /*
- * An Immediate Data message (RFC 7306), header and its 8 octets in hand.
- * Only a peer we told in the MPA exchange that we speak RFC 7306 may
- * send it; from any other it is an unknown opcode, as before.  It is a
- * whole untagged message on queue 0: it takes the next Send MSN and one
- * receive WQE, whose buffer stays untouched; the value is in octets 0-3
- * (swiwarp_tx_build_imm()).
+ * The checks every RFC 7306 message starts with (Immediate Data, Atomic
+ * Request and Response): only a peer we told in the MPA exchange that we
+ * speak RFC 7306 may send one (from any other it is an unknown opcode, as
+ * before), and each is one whole DDP segment without payload.
  */
-static int swiwarp_rx_immediate(struct swiwarp_qp *qp,
-				const struct iwarp_rdmap_msg *msg)
+static int rx_rfc7306_whole(struct swiwarp_qp *qp)
 {
 	struct swiwarp_rx *rx = &qp->rx;
 
@@ -301,6 +298,24 @@ static int swiwarp_rx_immediate(struct swiwarp_qp *qp,
 		rx_term_untagged(qp, IWARP_TERM_DDP_U_TOO_LONG);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/*
+ * An Immediate Data message (RFC 7306), header and its 8 octets in hand
+ * (rx_rfc7306_whole() checked the peer and the segment).  It is a
+ * whole untagged message on queue 0: it takes the next Send MSN and one
+ * receive WQE, whose buffer stays untouched; the value is in octets 0-3
+ * (swiwarp_tx_build_imm()).
+ */
+static int swiwarp_rx_immediate(struct swiwarp_qp *qp,
+				const struct iwarp_rdmap_msg *msg)
+{
+	struct swiwarp_rx *rx = &qp->rx;
+	int rv = rx_rfc7306_whole(qp);
+
+	if (rv)
+		return rv;
 	if (rx->msn != rx->msn_next[IWARP_DDP_QN_SEND]) {
 		rx_term_untagged(qp, IWARP_TERM_DDP_U_MSN_RANGE);
 		return -EINVAL;
@@ -390,15 +405,10 @@ static int swiwarp_rx_atomic_hdr(struct swiwarp_qp *qp,
 				 const struct iwarp_rdmap_msg *msg)
 {
 	struct swiwarp_rx *rx = &qp->rx;
+	int rv = rx_rfc7306_whole(qp);
 
-	if (!qp->peer_rfc7306) {
-		rx_term_op(qp, IWARP_TERM_RDMAP_OPCODE);
-		return -EOPNOTSUPP;
-	}
-	if (rx->data_left || !rx->last) {
-		rx_term_untagged(qp, IWARP_TERM_DDP_U_TOO_LONG);
-		return -EINVAL;
-	}
+	if (rv)
+		return rv;
 	if (msg->opcode == IWARP_OP_ATOMIC_RESPONSE) {
 		struct swiwarp_orq_entry *o = NULL;
 		unsigned long flags;
