@@ -107,14 +107,18 @@ iser_initiator_prepare() {
 	iscsid
 }
 
-# iser_disk IQN: print /dev/sdX of the session with target IQN.
-iser_disk() {
+# iser_wait_disk IQN: print /dev/sdX of the session with target IQN once
+# its block device exists (up to 30 s after the login); 1 if it never does.
+iser_wait_disk() {
 	local s d
-	for s in /sys/class/iscsi_session/session*; do
-		[ "$(cat "$s/targetname" 2>/dev/null)" = "$1" ] || continue
-		for d in "$s"/device/target*/*/block/sd*; do
-			[ -e "$d" ] && { echo "/dev/${d##*/}"; return 0; }
+	for _ in $(seq 150); do
+		for s in /sys/class/iscsi_session/session*; do
+			[ "$(cat "$s/targetname" 2>/dev/null)" = "$1" ] || continue
+			for d in "$s"/device/target*/*/block/sd*; do
+				[ -b "/dev/${d##*/}" ] && { echo "/dev/${d##*/}"; return 0; }
+			done
 		done
+		lab_nap 0.2
 	done
 	return 1
 }
@@ -133,11 +137,7 @@ iser_initiator_check() {
 		lab_fail "iser/$tag/login" "$(tr '\n' ' ' <"$log" | cut -c1-200) $(lab_klog)"
 		return 1
 	fi
-	for _ in $(seq 150); do
-		dev=$(iser_disk "$iqn") && [ -b "$dev" ] && break
-		dev=
-		lab_nap 0.2
-	done
+	dev=$(iser_wait_disk "$iqn")
 	if [ -z "$dev" ]; then
 		lab_fail "iser/$tag/login" "logged in, but no disk of $iqn appeared"
 		return 1
@@ -162,11 +162,7 @@ iser_initiator_check() {
 		lab_fail "iser/$tag/relogin" "$(tr '\n' ' ' <"$log" | cut -c1-200) $(lab_klog)"
 		return 1
 	fi
-	for _ in $(seq 150); do
-		dev=$(iser_disk "$iqn") && [ -b "$dev" ] && break
-		dev=
-		lab_nap 0.2
-	done
+	dev=$(iser_wait_disk "$iqn")
 	if [ -n "$dev" ] && cmp -n $((mib * 1048576)) "$src" \
 		<(dd if="$dev" bs=1M count="$mib" iflag=direct status=none); then
 		lab_pass "iser/$tag/read-compare"
