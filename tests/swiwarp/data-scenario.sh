@@ -175,6 +175,17 @@ rping_pair() {
 	fi
 }
 
+# perf_server_result TAG: the server guest's result line of a perftest pair
+# run by run_pair (its exit status; the client's line is the caller's).
+perf_server_result() {
+	local tag=$1
+	if [ $rc_s -ne 0 ]; then
+		lab_fail "$mode/$tag-server-$me" "exit $rc_s: $(cat "$work/$tag-s.log" "$work/$tag-s.err" | tail -n 3 | tr '\n' ' ' | cut -c1-160); $(lab_klog)$note"
+	else
+		lab_pass "$mode/$tag-server-$me$note"
+	fi
+}
+
 # readbw_pair TAG SERVER_ID QPS ITERS
 readbw_pair() {
 	local tag=$1 sid=$2 qps=$3 iters=$4
@@ -192,10 +203,8 @@ readbw_pair() {
 		else
 			lab_fail "$mode/$tag-client-$me" "exit $rc_c, average '$bw': $(cat "$work/$tag-c.log" "$work/$tag-c.err" | tail -n 3 | tr '\n' ' ' | cut -c1-160); $(lab_klog)$note"
 		fi
-	elif [ $rc_s -ne 0 ]; then
-		lab_fail "$mode/$tag-server-$me" "exit $rc_s: $(cat "$work/$tag-s.log" "$work/$tag-s.err" | tail -n 3 | tr '\n' ' ' | cut -c1-160); $(lab_klog)$note"
 	else
-		lab_pass "$mode/$tag-server-$me$note"
+		perf_server_result "$tag"
 	fi
 }
 
@@ -218,10 +227,8 @@ atomic_pair() {
 		else
 			lab_fail "$mode/$tag-client-$me" "exit $rc_c, result '$line': $(cat "$work/$tag-c.log" "$work/$tag-c.err" | tail -n 3 | tr '\n' ' ' | cut -c1-160); $(lab_klog)$note"
 		fi
-	elif [ $rc_s -ne 0 ]; then
-		lab_fail "$mode/$tag-server-$me" "exit $rc_s: $(cat "$work/$tag-s.log" "$work/$tag-s.err" | tail -n 3 | tr '\n' ' ' | cut -c1-160); $(lab_klog)$note"
 	else
-		lab_pass "$mode/$tag-server-$me$note"
+		perf_server_result "$tag"
 	fi
 }
 
