@@ -118,11 +118,15 @@ struct swiwarp_mem {
 	struct page **pages;
 	unsigned long npages;
 	unsigned int pg_off;	/* offset of va in pages[0] */
-	/* SWIWARP_MEM_PBL */
+	/* SWIWARP_MEM_PBL: the page list in use, set by IB_WR_REG_MR */
 	u64 *pbl;
 	unsigned int pbl_max;
 	unsigned int pbl_num;
 	unsigned int pbl_pgsz;
+	/* the one map_mr_sg fills, for the next IB_WR_REG_MR */
+	u64 *pbl_next;
+	unsigned int pbl_next_num;
+	unsigned int pbl_next_pgsz;
 };
 
 struct swiwarp_mr {

@@ -668,9 +668,9 @@ static int swiwarp_rx_header(struct swiwarp_qp *qp)
  * not used for this: the kernel's rdma_rw API (nvmet-rdma, svcrdma, isert
  * on iWARP) fills it in before it bumps the key of the fast-reg MR for
  * the registration the Read then uses, so it names the sink's previous
- * STag.  Looking that up left the sink valid, and the next
- * ib_map_mr_sg() on the pooled MR failed (-EBUSY): every NVMe-oF write
- * after the first ended in an Internal Error.  A zero-length Read has no
+ * STag.  Looking that up left the sink valid, and the pooled MR could
+ * not be registered again: every NVMe-oF write after the first ended in
+ * an Internal Error.  A zero-length Read has no
  * sink; it invalidates the STag the consumer named.  Returns the wc
  * status of the Read.
  */

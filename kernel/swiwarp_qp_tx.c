@@ -1002,6 +1002,11 @@ static int swiwarp_tx_local_op(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe)
 		if (mem->pd != qp->base.pd || !mem->is_frmr ||
 		    READ_ONCE(mem->valid))
 			return SWIWARP_WC_LOC_PROT_ERR;
+		/* The page list of the last map_mr_sg (swiwarp_map_mr_sg()). */
+		memcpy(mem->pbl, mem->pbl_next,
+		       mem->pbl_next_num * sizeof(*mem->pbl));
+		mem->pbl_num = mem->pbl_next_num;
+		mem->pbl_pgsz = mem->pbl_next_pgsz;
 		/* The rights the ULP gave in its IB_WR_REG_MR, no more. */
 		mem->access = sqe->inv_stag;
 		mem->va = ibmr->iova;

@@ -356,11 +356,13 @@ struct ib_mr *swiwarp_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
 	mem->type = SWIWARP_MEM_PBL;
 	mem->is_frmr = true;
 	mem->access = 0;
-	mem->pbl = kcalloc(max_sg, sizeof(u64), GFP_KERNEL);
+	/* One allocation: the page list in use and the one being mapped. */
+	mem->pbl = kcalloc(max_sg, 2 * sizeof(u64), GFP_KERNEL);
 	if (!mem->pbl) {
 		swiwarp_mr_abort(sdev, mr);
 		return ERR_PTR(-ENOMEM);
 	}
+	mem->pbl_next = mem->pbl + max_sg;
 	mem->pbl_max = max_sg;
 	/* Not valid until registered with an IB_WR_REG_MR. */
 	return swiwarp_mr_commit(sdev, mr, 0);
@@ -370,21 +372,27 @@ static int swiwarp_set_page(struct ib_mr *ibmr, u64 addr)
 {
 	struct swiwarp_mem *mem = to_smr(ibmr)->mem;
 
-	if (mem->pbl_num >= mem->pbl_max)
+	if (mem->pbl_next_num >= mem->pbl_max)
 		return -ENOMEM;
-	mem->pbl[mem->pbl_num++] = addr;
+	mem->pbl_next[mem->pbl_next_num++] = addr;
 	return 0;
 }
 
+/*
+ * Fill the MR's next page list; the IB_WR_REG_MR posted after this call
+ * installs it when the SQ reaches it.  The MR may still be valid here:
+ * ULPs post the LOCAL_INV of the previous registration and map the MR
+ * again before that WR has run (ib_srp does, with its unsignaled
+ * LOCAL_INV), which works because the SQ runs both in order.  The page
+ * list in use changes only at IB_WR_REG_MR, on an invalid MR.
+ */
 int swiwarp_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int nents,
 		      unsigned int *sg_offset)
 {
 	struct swiwarp_mem *mem = to_smr(ibmr)->mem;
 
-	if (READ_ONCE(mem->valid))
-		return -EBUSY;
-	mem->pbl_num = 0;
-	mem->pbl_pgsz = ibmr->page_size;
+	mem->pbl_next_num = 0;
+	mem->pbl_next_pgsz = ibmr->page_size;
 	return ib_sg_to_pages(ibmr, sg, nents, sg_offset, swiwarp_set_page);
 }
 
