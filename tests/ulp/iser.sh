@@ -85,16 +85,27 @@ iser_target_down() {
 	done
 	rmdir "$iser_cfs/core/fileio_0" "$iser_cfs/iscsi" 2>/dev/null
 	umount "$iser_img" || return 1
-	# target_core_mod loads its other backends (iblock, pscsi, user) itself.
-	local m mods=(ib_isert iscsi_target_mod)
-	for m in /sys/module/target_core_*; do
-		[ "${m##*/}" = target_core_mod ] || mods+=("${m##*/}")
-	done
-	if ! modprobe -r "${mods[@]}" target_core_mod; then
+	if ! modprobe -r ib_isert iscsi_target_mod || ! lio_unload_core; then
 		lsmod | grep -E '^(target|iscsi|ib_isert)' >&2
 		find "$iser_cfs" -maxdepth 3 -type d >&2
 		return 1
 	fi
+}
+
+# lio_unload_core: unload LIO's core and its backends (target_core_mod
+# loads iblock, pscsi and user itself) unless a fabric module still holds
+# it: iscsi_target_mod, or tests/ulp/srp.sh's ib_srpt, the last one out.
+lio_unload_core() {
+	local h mods=()
+	[ -e /sys/module/target_core_mod ] || return 0
+	for h in /sys/module/target_core_mod/holders/*; do
+		[ -e "$h" ] || continue
+		case ${h##*/} in
+		target_core_*) mods+=("${h##*/}") ;;
+		*) return 0 ;;
+		esac
+	done
+	modprobe -r "${mods[@]}" target_core_mod
 }
 
 # iser_initiator_prepare: ib_iser, sd_mod and iscsid, early in the boot

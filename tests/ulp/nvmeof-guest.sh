@@ -24,9 +24,16 @@
 #                  ib_iser initiator at once, each to its own target: fio
 #                  verified, a pattern written, read back after a new login
 #                  and compared, and compared by g1 in its backstore
+#   srp  g2, g3 -> g1  SRP (tests/ulp/srp.sh): LIO's ib_srpt target on g1
+#                  (set up while phase siw-tgt runs elsewhere), listening
+#                  through the RDMA CM, the swiwarp (g2) and the siw (g3)
+#                  ib_srp initiator at once, each to its own LUN: login,
+#                  fio verified, a pattern written and read back, compared
+#                  by g1 in the LUN's file, logout
 # Then every guest takes its targets down and unloads nvme-rdma, nvmet-rdma
 # and its RDMA driver, and stops nfsd.  Result names: nvmeof/PHASE/CHECK,
-# nfsrdma/CLIENT/CHECK and iser/gN/CHECK (N the initiator's guest).
+# nfsrdma/CLIENT/CHECK, iser/gN/CHECK and srp/gN/CHECK (N the initiator's
+# guest).
 # NVMEOF_MB (default 2) is the size of most fio jobs in MiB (the 4 KiB
 # jobs move half of it): the lab checks correctness under TCG, not speed.
 # shellcheck source=tests/lab/lib.sh
@@ -35,6 +42,8 @@ source "$LAB_TOP/tests/lab/lib.sh"
 source "$LAB_TOP/tests/ulp/nfsrdma.sh"
 # shellcheck source=tests/ulp/iser.sh
 source "$LAB_TOP/tests/ulp/iser.sh"
+# shellcheck source=tests/ulp/srp.sh
+source "$LAB_TOP/tests/ulp/srp.sh"
 work=$LAB_OUT/nvmeof
 mkdir -p "$work"
 MB=${NVMEOF_MB:-2}
@@ -64,6 +73,9 @@ if [ "$LAB_ID" != 1 ] && ! nfs_client_prepare; then
 fi
 if [ "$LAB_ID" != 1 ] && ! iser_initiator_prepare >"$work/iser-prepare.log" 2>&1; then
 	lab_fail "iser/prepare-g$LAB_ID" "$(tail -n 2 "$work/iser-prepare.log" | tr '\n' ' ' | cut -c1-200)"
+fi
+if [ "$LAB_ID" != 1 ] && ! srp_initiator_prepare >"$work/srp-prepare.log" 2>&1; then
+	lab_fail "srp/prepare-g$LAB_ID" "$(tail -n 2 "$work/srp-prepare.log" | tr '\n' ' ' | cut -c1-200)"
 fi
 # configfs was mounted at boot only if the module was there already.
 mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
@@ -269,6 +281,9 @@ if [ "$LAB_ID" = 3 ] && connect siw-host 1 t1 2; then
 	disconnect siw-host t1
 fi
 lab_barrier phase-ss 1800 || lab_fail "nvmeof/barrier-ss-g$LAB_ID"
+# g1 has nothing to do in phase siw-tgt: its SRP target comes up now, next
+# to the iSER targets (both LIO fabrics on one core), for phase srp.
+[ "$LAB_ID" = 1 ] && lab_check srp/target-up srp_target_up 2 3
 
 # ---- phase siw-tgt: swiwarp host (g2) -> upstream siw target (g3)
 if [ "$LAB_ID" = 2 ]; then
@@ -307,6 +322,19 @@ if [ "$LAB_ID" = 1 ]; then
 	lab_check iser/target-down iser_target_down
 else
 	lab_check "iser/initiator-down-g$LAB_ID" iser_initiator_down
+fi
+
+# ---- phase srp: the swiwarp (g2) and the siw (g3) SRP initiator -> ib_srpt
+# on swiwarp (g1), at the same time (tests/ulp/srp.sh); g1 has taken its
+# iSER targets down meanwhile, LIO's core stays for ib_srpt.
+[ "$LAB_ID" != 1 ] && srp_initiator_check "${SRP_MB:-2}"
+lab_barrier phase-srp 600 || lab_fail "nvmeof/barrier-srp-g$LAB_ID"
+if [ "$LAB_ID" = 1 ]; then
+	srp_target_check 2
+	srp_target_check 3
+	lab_check srp/target-down srp_target_down
+else
+	lab_check "srp/initiator-down-g$LAB_ID" srp_initiator_down
 fi
 
 # ------------------------------------------------------------- unload
