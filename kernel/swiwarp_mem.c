@@ -101,8 +101,10 @@ struct swiwarp_mem *swiwarp_mem_get(struct swiwarp_dev *sdev, u32 stag)
  * Check a tagged or local access: valid STag, same protection domain,
  * the required access rights and [va, va + len) inside the region.
  * Returns 0 or a negative errno that callers map to a completion status
- * or Terminate code: -EINVAL invalid STag, -EACCES rights/PD,
- * -ERANGE bounds.
+ * or Terminate code: -EINVAL invalid STag, -EPERM the STag belongs to
+ * another protection domain than the QP's (RFC 5040/5041 "STag not
+ * associated with RDMAP/DDP Stream"), -EACCES access rights, -ERANGE
+ * bounds.
  */
 int swiwarp_mem_check(struct swiwarp_mem *mem, void *pd, int access,
 		      u64 va, u64 len)
@@ -112,7 +114,7 @@ int swiwarp_mem_check(struct swiwarp_mem *mem, void *pd, int access,
 	if (!READ_ONCE(mem->valid))
 		return -EINVAL;
 	if (mem->pd != pd)
-		return -EACCES;
+		return -EPERM;
 	if ((mem->access & access) != access)
 		return -EACCES;
 	if (mem->type == SWIWARP_MEM_KVA)
@@ -241,8 +243,6 @@ static bool swiwarp_atomic_new(const struct swiwarp_atomic_op *op, u64 orig,
 	case IWARP_AOP_COMPARE_SWAP:
 		if ((orig ^ op->compare) & op->compare_mask)
 			return false;
-		fallthrough;
-	case IWARP_AOP_SWAP:
 		*val = (orig & ~op->add_swap_mask) |
 		       (op->add_swap & op->add_swap_mask);
 		return true;

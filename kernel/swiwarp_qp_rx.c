@@ -115,8 +115,43 @@ static void swiwarp_rx_term_mem(struct swiwarp_qp *qp, int err)
 		rx_term_prot(qp, IWARP_TERM_RDMAP_ACCESS_RIGHTS);
 	else if (err == -ERANGE)
 		rx_term_tagged(qp, IWARP_TERM_DDP_T_BASE_BOUNDS);
+	else if (err == -EPERM)
+		rx_term_tagged(qp, IWARP_TERM_DDP_T_STAG_NOT_ASSOC);
 	else
 		rx_term_tagged(qp, IWARP_TERM_DDP_T_INVALID_STAG);
+}
+
+/*
+ * The source of an RDMA Read Request or the target of an Atomic Request
+ * (RFC 7306 registered no Terminate codes of its own, so the same RFC
+ * 5040 remote protection errors): look the STag up and check it with
+ * access right 'access' for [to, to + len).  0 if it may be used; else
+ * the stream ends with the Terminate for the first check that failed:
+ * invalid STag (0x00), STag of another protection domain than the QP's
+ * (0x03, not associated with this RDMAP Stream), missing access right
+ * (0x02), outside the region (0x01).
+ */
+static int rx_check_remote(struct swiwarp_qp *qp, u32 stag, int access,
+			   u64 to, u64 len)
+{
+	struct swiwarp_mem *mem = swiwarp_mem_get(qp->sdev, stag);
+	u8 code = IWARP_TERM_RDMAP_INVALID_STAG;
+	int rv = -EINVAL;
+
+	if (mem) {
+		rv = swiwarp_mem_check(mem, qp->base.pd, access, to, len);
+		swiwarp_mem_put(mem);
+	}
+	if (!rv)
+		return 0;
+	if (rv == -ERANGE)
+		code = IWARP_TERM_RDMAP_BASE_BOUNDS;
+	else if (rv == -EACCES)
+		code = IWARP_TERM_RDMAP_ACCESS_RIGHTS;
+	else if (rv == -EPERM)
+		code = IWARP_TERM_RDMAP_STAG_NOT_ASSOC;
+	rx_term_prot(qp, code);
+	return rv;
 }
 
 /* ------------------------------------------------------ placement */
@@ -338,7 +373,6 @@ static int swiwarp_rx_read_request(struct swiwarp_qp *qp,
 	const struct iwarp_rdmap_read_req *rr = &msg->rreq;
 	struct swiwarp_irq_entry *e;
 	unsigned long flags;
-	int rv;
 
 	if (rx->msn != rx->msn_next[IWARP_DDP_QN_READ_REQUEST]) {
 		rx_term_untagged(qp, IWARP_TERM_DDP_U_MSN_RANGE);
@@ -348,28 +382,9 @@ static int swiwarp_rx_read_request(struct swiwarp_qp *qp,
 		rx_term_prot(qp, IWARP_TERM_RDMAP_BASE_BOUNDS);
 		return -EINVAL;
 	}
-	if (rr->size) {
-		struct swiwarp_mem *mem = swiwarp_mem_get(qp->sdev,
-							  rr->src_stag);
-
-		if (!mem) {
-			rx_term_prot(qp, IWARP_TERM_RDMAP_INVALID_STAG);
-			return -EINVAL;
-		}
-		rv = swiwarp_mem_check(mem, qp->base.pd, IB_ACCESS_REMOTE_READ,
-				       rr->src_to, rr->size);
-		swiwarp_mem_put(mem);
-		if (rv) {
-			u8 code = IWARP_TERM_RDMAP_INVALID_STAG;
-
-			if (rv == -ERANGE)
-				code = IWARP_TERM_RDMAP_BASE_BOUNDS;
-			else if (rv == -EACCES)
-				code = IWARP_TERM_RDMAP_ACCESS_RIGHTS;
-			rx_term_prot(qp, code);
-			return -EINVAL;
-		}
-	}
+	if (rr->size && rx_check_remote(qp, rr->src_stag, IB_ACCESS_REMOTE_READ,
+					rr->src_to, rr->size))
+		return -EINVAL;
 
 	spin_lock_irqsave(&qp->orq_lock, flags);
 	if (!qp->irq ||
@@ -451,7 +466,7 @@ static int swiwarp_rx_atomic_hdr(struct swiwarp_qp *qp,
 
 /*
  * A complete Atomic Request (CRC checked): check it like a Read Request
- * (it takes the next queue-1 MSN and one IRD slot, RFC 7306 section 5)
+ * (it takes the next queue-1 MSN and one IRD slot)
  * and queue it behind the Reads before it; the TX engine performs it
  * and sends the Atomic Response in that order.  Anything that would
  * touch memory outside a registered 8-octet target with the
@@ -461,37 +476,28 @@ static void swiwarp_rx_atomic_request(struct swiwarp_qp *qp)
 {
 	struct swiwarp_rx *rx = &qp->rx;
 	struct swiwarp_irq_entry *a = &rx->areq;
-	struct swiwarp_mem *mem;
 	unsigned long flags;
-	int rv;
 
 	if (rx->msn != rx->msn_next[IWARP_DDP_QN_ATOMIC_REQUEST]) {
 		rx_term_untagged(qp, IWARP_TERM_DDP_U_MSN_RANGE);
 		return;
 	}
-	if (a->aop > IWARP_AOP_COMPARE_SWAP) {
+	/*
+	 * RFC 7306 assigns two AOpCodes, FetchAdd and CmpSwap (IANA RDDP
+	 * "RDMAP Message Atomic Operation Subcodes": 1 is reserved, 3-15
+	 * unassigned); any other is an operation we do not have.
+	 */
+	if (a->aop != IWARP_AOP_FETCH_ADD && a->aop != IWARP_AOP_COMPARE_SWAP) {
 		rx_term_op(qp, IWARP_TERM_RDMAP_OPCODE);
 		return;
 	}
-	mem = swiwarp_mem_get(qp->sdev, a->src_stag);
-	if (!mem) {
-		rx_term_prot(qp, IWARP_TERM_RDMAP_INVALID_STAG);
+	if (rx_check_remote(qp, a->src_stag, IB_ACCESS_REMOTE_ATOMIC,
+			    a->src_to, sizeof(u64)))
 		return;
-	}
-	rv = swiwarp_mem_check(mem, qp->base.pd, IB_ACCESS_REMOTE_ATOMIC,
-			       a->src_to, sizeof(u64));
-	swiwarp_mem_put(mem);
-	if (rv) {
-		u8 code = IWARP_TERM_RDMAP_INVALID_STAG;
-
-		if (rv == -ERANGE)
-			code = IWARP_TERM_RDMAP_BASE_BOUNDS;
-		else if (rv == -EACCES)
-			code = IWARP_TERM_RDMAP_ACCESS_RIGHTS;
-		rx_term_prot(qp, code);
-		return;
-	}
-	/* 64-bit targets must be naturally aligned (RFC 7306 5.2). */
+	/*
+	 * The 64-bit target must be naturally aligned; a misaligned one
+	 * inside the region is refused as a base or bounds violation.
+	 */
 	if (!IS_ALIGNED(a->src_to, sizeof(u64))) {
 		rx_term_prot(qp, IWARP_TERM_RDMAP_BASE_BOUNDS);
 		return;

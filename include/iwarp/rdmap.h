@@ -77,10 +77,14 @@ enum iwarp_rdmap_opcode {
 #define IWARP_RDMAP_ATOMIC_REQ_LEN 52
 #define IWARP_RDMAP_ATOMIC_RESP_LEN 12
 
-/* RFC 7306 Atomic Request operation codes (AOpCode). */
+/*
+ * RFC 7306 Atomic Request operation codes (AOpCode), as the IANA RDDP
+ * "RDMAP Message Atomic Operation Subcodes" registry lists them: 0
+ * FetchAdd, 1 Reserved (an early draft's Swap did not become part of
+ * the RFC), 2 CmpSwap, 3-15 unassigned.
+ */
 enum iwarp_atomic_opcode {
 	IWARP_AOP_FETCH_ADD = 0x0,
-	IWARP_AOP_SWAP = 0x1,
 	IWARP_AOP_COMPARE_SWAP = 0x2
 };
 
@@ -148,10 +152,8 @@ static inline const char *iwarp_atomic_opcode_name(unsigned int aop)
 	switch (aop) {
 	case IWARP_AOP_FETCH_ADD:
 		return "FetchAdd";
-	case IWARP_AOP_SWAP:
-		return "Swap";
 	case IWARP_AOP_COMPARE_SWAP:
-		return "CompareSwap";
+		return "CmpSwap";
 	default:
 		return "Reserved";
 	}

@@ -262,7 +262,7 @@ checks() {
 		"0x00 0x01 0x02 0x03 0x04 0x05 0x06 0x07 0x08 0x09 0x0a 0x0b "
 	aops=$(ts -r "$caps/opcodes.pcap" -T fields -e rdmap.atomic.op -E occurrence=a | tr ',' '\n' | grep . |
 		sort -u | tr '\n' ' ')
-	check opcodes.atomic_ops "atomic operations" "$aops" "0 1 2 "
+	check opcodes.atomic_ops "atomic operations" "$aops" "0 2 "
 	v=$(ts -r "$caps/opcodes.pcap" -T fields -e rdmap.imm -E occurrence=a | tr ',' '\n' | grep . | tr '\n' ' ')
 	check opcodes.immediate_data "immediate data" "$v" "0102030405060708 1112131415161718 "
 	n=$(count_field terminate rdmap.term.ctrl)

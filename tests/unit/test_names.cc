@@ -100,8 +100,8 @@ TEST(Names, Opcodes)
 	EXPECT_STREQ(iwarp_rdmap_opcode_name(IWARP_OP_SEND_SE_INVALIDATE),
 		     "Send with Solicited Event and Invalidate");
 	EXPECT_STREQ(iwarp_atomic_opcode_name(IWARP_AOP_FETCH_ADD), "FetchAdd");
-	EXPECT_STREQ(iwarp_atomic_opcode_name(IWARP_AOP_SWAP), "Swap");
-	EXPECT_STREQ(iwarp_atomic_opcode_name(IWARP_AOP_COMPARE_SWAP), "CompareSwap");
+	EXPECT_STREQ(iwarp_atomic_opcode_name(1), "Reserved");
+	EXPECT_STREQ(iwarp_atomic_opcode_name(IWARP_AOP_COMPARE_SWAP), "CmpSwap");
 	EXPECT_STREQ(iwarp_atomic_opcode_name(3), "Reserved");
 }
 

@@ -451,7 +451,10 @@ static void scen_opcodes(void)
 	struct conn c;
 	struct hs h;
 	struct iwarp_rdmap_msg m;
-	unsigned int aop;
+	/* the two AOpCodes RFC 7306 assigns (1 is reserved) */
+	static const uint8_t aops[] = { IWARP_AOP_FETCH_ADD,
+					IWARP_AOP_COMPARE_SWAP };
+	unsigned int aop, k;
 	int ops = 0;
 
 	cap_open(&cap, "opcodes");
@@ -480,7 +483,8 @@ static void scen_opcodes(void)
 	m.immediate = 0x1112131415161718ull;
 	rdmap_queue(&c, 0, &m, NULL, 0, 1);
 	ops += 2;
-	for (aop = IWARP_AOP_FETCH_ADD; aop <= IWARP_AOP_COMPARE_SWAP; aop++) {
+	for (k = 0; k < sizeof(aops); k++) {
+		aop = aops[k];
 		iwarp_rdmap_init(&m, IWARP_OP_ATOMIC_REQUEST);
 		m.areq.aopcode = (uint8_t)aop;
 		m.areq.req_id = 100 + aop;
@@ -494,7 +498,8 @@ static void scen_opcodes(void)
 		ops++;
 	}
 	flush(&c, 0, 1460);
-	for (aop = IWARP_AOP_FETCH_ADD; aop <= IWARP_AOP_COMPARE_SWAP; aop++) {
+	for (k = 0; k < sizeof(aops); k++) {
+		aop = aops[k];
 		iwarp_rdmap_init(&m, IWARP_OP_ATOMIC_RESPONSE);
 		m.aresp.req_id = 100 + aop;
 		m.aresp.orig_value = 42 + aop;
