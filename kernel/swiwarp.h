@@ -208,6 +208,12 @@ struct swiwarp_irq_entry {
 struct swiwarp_orq_entry {
 	struct swiwarp_wqe wqe;
 	u32 req_id;			/* Atomic: our Request Identifier */
+	u32 msn;			/* its request's queue-1 MSN */
+	/*
+	 * Set when the peer's Terminate named this request: the status it
+	 * completes with instead of WR_FLUSH_ERR (swiwarp_rx_term_blame()).
+	 */
+	u8 term_status;
 	bool valid;
 };
 

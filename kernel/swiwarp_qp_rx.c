@@ -562,12 +562,97 @@ static void swiwarp_rx_atomic_response(struct swiwarp_qp *qp)
 	swiwarp_sq_kick(qp);
 }
 
+/*
+ * The completion status of the request a Terminate from the peer
+ * reports an error against; 0 where it names no request of ours (an
+ * MPA error).  RFC 7306 registered no Terminate codes of its own (the
+ * IANA RDDP "RDMAP Errors" registry lists RFC 5040's only), so an
+ * Atomic Request is refused with the RFC 5040 codes as a Read Request
+ * is: a protection error (bad STag, base or bounds, access rights) is
+ * a remote access error; a request the peer would not take at all (bad
+ * RDMAP version or opcode, a DDP untagged-queue error such as more
+ * outstanding requests than its IRD) an invalid request; anything else
+ * the peer could not do a remote operation error.
+ */
+static int swiwarp_term_wc_status(const struct iwarp_term *t)
+{
+	switch (t->layer) {
+	case IWARP_TERM_LAYER_RDMAP:
+		if (t->etype == IWARP_TERM_RDMAP_ETYPE_PROTECTION)
+			return SWIWARP_WC_REM_ACCESS_ERR;
+		if (t->etype == IWARP_TERM_RDMAP_ETYPE_OPERATION &&
+		    (t->ecode == IWARP_TERM_RDMAP_VERSION ||
+		     t->ecode == IWARP_TERM_RDMAP_OPCODE))
+			return SWIWARP_WC_REM_INV_REQ_ERR;
+		return SWIWARP_WC_REM_OP_ERR;
+	case IWARP_TERM_LAYER_DDP:
+		if (t->etype == IWARP_TERM_DDP_ETYPE_UNTAGGED)
+			return SWIWARP_WC_REM_INV_REQ_ERR;
+		if (t->etype == IWARP_TERM_DDP_ETYPE_TAGGED)
+			return SWIWARP_WC_REM_ACCESS_ERR;
+		return SWIWARP_WC_REM_OP_ERR;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Find the outstanding RDMA Read or Atomic a Terminate from the peer
+ * reports, and make its work request complete with the matching error
+ * when the ORQ is flushed (swiwarp_tx_flush()); the ones after it are
+ * flushed.  Reads and Atomics are the only work requests still waiting
+ * for the peer (a Write or Send completed once sent), and both ride
+ * untagged queue 1, a Read Request or Atomic Request each, in ORQ order
+ * (queue 3 carries only the Atomic Responses, IANA RDDP "RDMAP DDP
+ * Untagged Queue Numbers").  The Terminate names one when it
+ * carries a copy of the offending segment's DDP header (the D bit, RFC
+ * 5040 section 4.8): untagged, queue 1, with one of the two opcodes in
+ * its RDMAP control octet; its MSN is the request's.  One rule for
+ * both, so a rejected Atomic completes as a rejected Read does.
+ * Without the copy (some peers send none for an error they found late)
+ * nothing is named and everything is flushed.
+ */
+static void swiwarp_rx_term_blame(struct swiwarp_qp *qp,
+				  const struct iwarp_term *t)
+{
+	struct iwarp_ddp_hdr h;
+	unsigned long flags;
+	bool atomic;
+	u8 op;
+	int st;
+	u32 i;
+
+	if (!t->flag_d ||
+	    iwarp_ddp_hdr_parse(t->ddp_hdr, t->ddp_hdr_len, &h) < 0 ||
+	    h.tagged || h.qn != IWARP_DDP_QN_READ_REQUEST)
+		return;
+	op = h.rsvdulp[0] & IWARP_RDMAP_OPCODE_MASK;
+	if (op != IWARP_OP_READ_REQUEST && op != IWARP_OP_ATOMIC_REQUEST)
+		return;
+	atomic = op == IWARP_OP_ATOMIC_REQUEST;
+	st = swiwarp_term_wc_status(t);
+	if (!st)
+		return;
+	spin_lock_irqsave(&qp->orq_lock, flags);
+	for (i = qp->orq_get; qp->orq && i != qp->orq_put; i++) {
+		struct swiwarp_orq_entry *o = &qp->orq[i & (qp->orq_size - 1)];
+
+		if (o->valid && o->msn == h.msn &&
+		    swiwarp_op_is_atomic(o->wqe.sqe.opcode) == atomic) {
+			o->term_status = st;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&qp->orq_lock, flags);
+}
+
 static int swiwarp_rx_terminate(struct swiwarp_qp *qp,
 				const struct iwarp_rdmap_msg *msg)
 {
 	pr_info_ratelimited("swiwarp: QP %u: Terminate from peer: layer %u type %u code %u\n",
 			    qp->id, msg->term.layer, msg->term.etype,
 			    msg->term.ecode);
+	swiwarp_rx_term_blame(qp, &msg->term);
 	qp->term_rcvd = true;
 	qp->rx.state = SWIWARP_RX_ERROR;
 	/* Answer nothing; tear the connection down. */

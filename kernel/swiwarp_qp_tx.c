@@ -1119,6 +1119,7 @@ static int swiwarp_tx_build_rtr(struct swiwarp_qp *qp, int rtr)
 		memset(o, 0, sizeof(*o));
 		o->wqe.sqe.opcode = SWIWARP_OP_READ;
 		o->wqe.active = true;
+		o->msn = msg.ddp.msn;
 		o->valid = true;
 		qp->orq_put++;
 		spin_unlock_irqrestore(&qp->orq_lock, flags);
@@ -1458,6 +1459,13 @@ static bool swiwarp_tx_orq_push(struct swiwarp_qp *qp)
 		o->valid = true;
 		/* An Atomic's Request Identifier: its place in the ORQ. */
 		o->req_id = qp->orq_put;
+		/*
+		 * Its Read or Atomic Request is the next queue-1 message:
+		 * swiwarp_tx_build_wqe() builds it right after this.  A
+		 * Terminate from the peer names it by this MSN.
+		 */
+		o->msn = qp->tx.msn[IWARP_DDP_QN_READ_REQUEST] + 1;
+		o->term_status = SWIWARP_WC_SUCCESS;
 		qp->tx.req_id = o->req_id;
 		qp->orq_put++;
 		/* The ORQ entry owns the memory references now. */
@@ -1501,14 +1509,23 @@ static void swiwarp_tx_flush(struct swiwarp_qp *qp)
 	spin_lock_bh(&qp->rx_lock);
 	qp->rx.rresp = NULL;
 	spin_unlock_bh(&qp->rx_lock);
-	/* Oldest first: Reads (never behind a waiting WQE), the waiting. */
+	/*
+	 * Oldest first: Reads and Atomics (never behind a waiting WQE), the
+	 * waiting.  The one a Terminate from the peer named completes with
+	 * the error it reported (swiwarp_rx_term_blame()), the others are
+	 * flushed.
+	 */
 	for (;;) {
 		struct swiwarp_orq_entry *o = NULL;
+		int st = SWIWARP_WC_WR_FLUSH_ERR;
 
 		spin_lock_irqsave(&qp->orq_lock, flags);
 		if (qp->orq && qp->orq_get != qp->orq_put) {
 			o = &qp->orq[qp->orq_get & (qp->orq_size - 1)];
 			wqe = o->wqe;
+			if (o->term_status)
+				st = o->term_status;
+			o->term_status = SWIWARP_WC_SUCCESS;
 			o->valid = false;
 			memset(&o->wqe, 0, sizeof(o->wqe));
 			qp->orq_get++;
@@ -1518,7 +1535,7 @@ static void swiwarp_tx_flush(struct swiwarp_qp *qp)
 		spin_unlock_irqrestore(&qp->orq_lock, flags);
 		if (!o)
 			break;
-		swiwarp_qp_complete_sq(qp, &wqe, SWIWARP_WC_WR_FLUSH_ERR);
+		swiwarp_qp_complete_sq(qp, &wqe, st);
 	}
 	swiwarp_tx_reap(qp, true);
 	if (qp->tx.wqe.active) {

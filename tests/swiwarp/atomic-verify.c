@@ -3,29 +3,35 @@
  * atomic-verify: RFC 7306 remote atomics between two swiwarp endpoints,
  * and their refusal toward a peer without RFC 7306.
  *
- *   atomic-verify -s ADDR [-p PORT] [-q QPS] [-t ITERS] [-n]
- *   atomic-verify -c ADDR [-p PORT] [-q QPS] [-t ITERS] [-n]
+ *   atomic-verify -s ADDR [-p PORT] [-q QPS] [-t ITERS] [-w SWAPS] [-n]
+ *   atomic-verify -c ADDR [-p PORT] [-q QPS] [-t ITERS] [-w SWAPS] [-n]
  *
- * Both ends must be given the same -q and -t.  Without -n:
+ * Both ends must be given the same -q, -t and -w.  Without -n:
  *   1. QPS connections (ports PORT .. PORT+QPS-1), one client thread
  *      each.  Every thread posts ITERS Fetch-and-Adds of 1 on one
  *      counter (up to WINDOW outstanding), then Compare-and-Swaps on a
- *      second counter until CAS_ITERS of its swaps succeeded (each CAS
- *      compares with the value it believes current, learns the real one
- *      from a failed one).  Meanwhile a server thread adds 1 to the first
+ *      second counter until SWAPS (default 50) of its swaps succeeded
+ *      (each CAS compares with the value it believes current, learns
+ *      the real one from a failed one).  Meanwhile a server thread adds 1 to the first
  *      counter with the CPU's own atomic instruction, again and again.
  *      Client: every completion is a success with the right opcode, and
  *      the QPS x ITERS original values the Fetch-and-Adds returned are
  *      all different (no two saw the same value: atomic against each
  *      other and the local CPU).  Server, once all clients are gone:
  *      counter 1 = QPS x ITERS + its own additions, counter 2 = QPS x
- *      CAS_ITERS.
- *   2. Three more connections, one bad Atomic each, which must complete
- *      in error (the responder answers with a Terminate): a misaligned
- *      target (TO + 4), an STag registered without REMOTE_ATOMIC, a
- *      target just past the end of the region.  Server: the counters
- *      and every other octet of the region and of its guard pages are
- *      unchanged.
+ *      SWAPS.
+ *   2. Four more connections, one bad Atomic each, followed by a good
+ *      Fetch-and-Add: a misaligned target (TO + 4), an STag registered
+ *      without REMOTE_ATOMIC, a target just past the end of the region,
+ *      the region registered with REMOTE_ATOMIC in another PD than the
+ *      QP's.  The responder answers the bad one with a Terminate (RDMAP
+ *      remote protection error: base or bounds, access rights, base or
+ *      bounds, STag not associated with the stream; the suite checks
+ *      the codes in the server's kernel log), so the bad Atomic must
+ *      complete with exactly IBV_WC_REM_ACCESS_ERR and the good one
+ *      behind it with IBV_WC_WR_FLUSH_ERR.  Server: the counters and
+ *      every other octet of the region and of its guard pages are
+ *      unchanged (the good one was not performed either).
  * With -n (one end is not RFC 7306, e.g. upstream siw): one connection;
  * each end posts a Fetch-and-Add and a Compare-and-Swap, which must fail
  * in ibv_post_send (EOPNOTSUPP on swiwarp, any error elsewhere), then the
@@ -54,18 +60,17 @@
 #define PAGE 4096u
 #define MAXQP 16
 #define WINDOW 8		/* Fetch-and-Adds outstanding per QP */
-#define CAS_ITERS 50		/* successful swaps per QP */
 #define RD 8			/* ORD/IRD asked for */
 #define TIMEOUT_S 60
 #define FILL 0x5a
-#define NNEG 3
+#define NNEG 4
 
 struct srv_info {
 	uint64_t addr;		/* the region: counter 1, counter 2, pattern */
 	uint32_t rkey;		/* with REMOTE_ATOMIC */
 	uint32_t rkey_noatomic;	/* the same region without it */
 	uint32_t len;
-	uint32_t reserved;
+	uint32_t rkey_otherpd;	/* the region, REMOTE_ATOMIC, another PD */
 };
 
 struct conn {
@@ -74,6 +79,8 @@ struct conn {
 	struct ibv_cq *cq;
 	struct ibv_mr *mr;	/* client: the sinks; server: the region */
 	struct ibv_mr *mr2;	/* server: region without REMOTE_ATOMIC */
+	struct ibv_pd *pd2;	/* server: a PD the QP is not in */
+	struct ibv_mr *mr3;	/* server: region in pd2, REMOTE_ATOMIC */
 	uint64_t *sink;
 	struct srv_info si;
 	int idx;
@@ -85,6 +92,7 @@ struct conn {
 static int failures;
 static int iters = 200;
 static int nqp = 4;
+static int swaps = 50;		/* successful Compare-and-Swaps per QP */
 
 static void result(int ok, const char *fmt, ...)
 {
@@ -207,7 +215,7 @@ static void *hammer(void *arg)
 		}
 		c->orig[done++] = c->sink[wc.wr_id];
 	}
-	while (ok < CAS_ITERS) {
+	while (ok < swaps) {
 		if (++tries > 100000) {
 			snprintf(c->why, sizeof(c->why),
 				 "QP %d: no progress with compare-and-swap",
@@ -261,6 +269,10 @@ static void conn_free(struct conn *c)
 		ibv_dereg_mr(c->mr);
 	if (c->mr2)
 		ibv_dereg_mr(c->mr2);
+	if (c->mr3)
+		ibv_dereg_mr(c->mr3);
+	if (c->pd2)
+		ibv_dealloc_pd(c->pd2);
 	ibv_destroy_cq(c->cq);
 	ibv_dealloc_pd(c->pd);
 }
@@ -269,6 +281,7 @@ static const char *const neg_name[NNEG] = {
 	"misaligned target (TO + 4)",
 	"STag without REMOTE_ATOMIC",
 	"target past the end of the region",
+	"region of another PD",
 };
 
 static int client(const char *addr, const char *port)
@@ -292,7 +305,7 @@ static int client(const char *addr, const char *port)
 	for (i = 0; i < nqp; i++) {
 		pthread_join(th[i], NULL);
 		result(c[i].failures == -1, "QP %d: %d fetch-adds, %d swaps%s%s",
-		       i, iters, CAS_ITERS, c[i].why[0] ? ": " : "",
+		       i, iters, swaps, c[i].why[0] ? ": " : "",
 		       c[i].why);
 	}
 	qsort(all, (size_t)nqp * iters, sizeof(*all), cmp_u64);
@@ -306,29 +319,48 @@ static int client(const char *addr, const char *port)
 		conn_free(&c[i]);
 	free(all);
 
-	/* The bad ones, each on a connection of its own. */
+	/*
+	 * The bad ones, each on a connection of its own, a good Fetch-and-Add
+	 * on counter 1 right behind: the bad one completes with the error the
+	 * Terminate reports, the good one is flushed.
+	 */
 	for (i = 0; i < NNEG; i++) {
 		struct conn n = { .idx = nqp + i };
+		static const enum ibv_wc_status want[2] = {
+			IBV_WC_REM_ACCESS_ERR, IBV_WC_WR_FLUSH_ERR
+		};
 		uint64_t raddr;
 		uint32_t rkey;
 		struct ibv_wc wc;
-		int rc;
+		int rc, k;
 
 		client_conn(&n, addr, port_str(port, nqp + i));
 		raddr = n.si.addr + (i == 0 ? 4 : i == 2 ? n.si.len : 0);
-		rkey = i == 1 ? n.si.rkey_noatomic : n.si.rkey;
+		rkey = i == 1 ? n.si.rkey_noatomic :
+			i == 3 ? n.si.rkey_otherpd : n.si.rkey;
 		rc = post_atomic(&n, IBV_WR_ATOMIC_FETCH_AND_ADD, raddr, rkey,
 				 1, 0, 0);
+		if (!rc)
+			rc = post_atomic(&n, IBV_WR_ATOMIC_FETCH_AND_ADD,
+					 n.si.addr, n.si.rkey, 1, 0, 1);
 		if (rc) {
 			result(0, "%s: post failed locally: %s", neg_name[i],
 			       strerror(rc));
-		} else if (!poll_one(n.cq, &wc)) {
-			result(0, "%s: no completion in %d s", neg_name[i],
-			       TIMEOUT_S);
-		} else {
-			result(wc.status != IBV_WC_SUCCESS,
-			       "%s: completion %s", neg_name[i],
-			       ibv_wc_status_str(wc.status));
+			conn_free(&n);
+			continue;
+		}
+		for (k = 0; k < 2; k++) {
+			if (!poll_one(n.cq, &wc)) {
+				result(0, "%s: completion %d: none in %d s",
+				       neg_name[i], k + 1, TIMEOUT_S);
+				break;
+			}
+			result(wc.wr_id == (uint64_t)k && wc.status == want[k],
+			       "%s: %s Fetch-and-Add: wr_id %llu %s (want %s)",
+			       neg_name[i], k ? "the good" : "the bad",
+			       (unsigned long long)wc.wr_id,
+			       ibv_wc_status_str(wc.status),
+			       ibv_wc_status_str(want[k]));
 		}
 		conn_free(&n);
 	}
@@ -362,11 +394,18 @@ static void server_conn(struct conn *c, uint8_t *region, int access)
 			   access);
 	c->mr2 = ibv_reg_mr(c->pd, region, PAGE,
 			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
-	if (!c->mr || !c->mr2)
+	c->pd2 = ibv_alloc_pd(c->cm.id->verbs);
+	if (!c->pd2)
+		die("alloc_pd");
+	c->mr3 = ibv_reg_mr(c->pd2, region, PAGE,
+			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+			    IBV_ACCESS_REMOTE_ATOMIC);
+	if (!c->mr || !c->mr2 || !c->mr3)
 		die("reg_mr: %s", strerror(errno));
 	c->si.addr = (uintptr_t)region;
 	c->si.rkey = c->mr->rkey;
 	c->si.rkey_noatomic = c->mr2->rkey;
+	c->si.rkey_otherpd = c->mr3->rkey;
 	c->si.len = PAGE;
 	vcm_accept(&c->cm, &c->si, sizeof(c->si), RD);
 }
@@ -409,7 +448,7 @@ static int server(const char *addr, const char *port)
 	__atomic_store_n(&stop_local, 1, __ATOMIC_RELEASE);
 	pthread_join(lt, NULL);
 	want1 = (uint64_t)nqp * iters + local_adds;
-	want2 = (uint64_t)nqp * CAS_ITERS;
+	want2 = (uint64_t)nqp * swaps;
 	v1 = __atomic_load_n(&ctr[0], __ATOMIC_SEQ_CST);
 	v2 = __atomic_load_n(&ctr[1], __ATOMIC_SEQ_CST);
 	result(v1 == want1,
@@ -509,7 +548,7 @@ int main(int argc, char **argv)
 	const char *addr = NULL, *port = "7581";
 	int srv = -1, neg = 0, opt;
 
-	while ((opt = getopt(argc, argv, "s:c:p:q:t:n")) != -1) {
+	while ((opt = getopt(argc, argv, "s:c:p:q:t:w:n")) != -1) {
 		switch (opt) {
 		case 's':
 			srv = 1;
@@ -528,6 +567,9 @@ int main(int argc, char **argv)
 		case 't':
 			iters = atoi(optarg);
 			break;
+		case 'w':
+			swaps = atoi(optarg);
+			break;
 		case 'n':
 			neg = 1;
 			break;
@@ -536,9 +578,10 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	if (srv < 0 || !addr || nqp < 1 || nqp > MAXQP || iters < 1) {
+	if (srv < 0 || !addr || nqp < 1 || nqp > MAXQP || iters < 1 ||
+	    swaps < 1) {
 		fprintf(stderr,
-			"usage: %s -s ADDR | -c ADDR [-p PORT] [-q QPS 1-%d] [-t ITERS] [-n]\n",
+			"usage: %s -s ADDR | -c ADDR [-p PORT] [-q QPS 1-%d] [-t ITERS] [-w SWAPS] [-n]\n",
 			argv[0], MAXQP);
 		return 2;
 	}
