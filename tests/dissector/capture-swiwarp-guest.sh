@@ -9,7 +9,17 @@
 #   port 7471  hello-iwarp, MPA rev 2 peer-to-peer (RTR), CRC on
 #   port 7180  tools/hostile against rping -s -P: bad CRC, Write to a bad
 #              STag, reserved opcode, MSN gap (swiwarp answers Terminates)
-# Guest 1 serves, guest 2 is the client.  Usage: capture-swiwarp-guest.sh
+# With the argument rfc7306 (tests/dissector/capture-swiwarp-rfc7306.sh)
+# only the RFC 7306 exchange instead, MPA rev 2, CRC on:
+#   port 7190  imm-verify -k 3: three RDMA Writes with Immediate Data (0,
+#              1 and 7 bytes), one with Solicited Event (1000 bytes)
+#   ports 7191-7195  atomic-verify -q 1 -t 2 -w 2: two Fetch-and-Adds and
+#              two Compare-and-Swaps (Atomic Request and Response), then
+#              four connections whose first Atomic the responder refuses
+#              with a Terminate (misaligned, no REMOTE_ATOMIC, past the
+#              end, another PD)
+# Guest 1 serves, guest 2 is the client.
+# Usage: capture-swiwarp-guest.sh [rfc7306]
 source "$LAB_TOP/tests/lab/lib.sh"
 work=$LAB_OUT/cap
 mkdir -p "$work"
@@ -54,6 +64,15 @@ run() {
 
 peer=192.0.2.1
 hello=$BUILD/examples/hello-iwarp/hello-iwarp
+if [ "${1:-}" = rfc7306 ]; then
+	bin=${RFC7306_BIN:?RFC7306_BIN: where imm-verify and atomic-verify are}
+	run imm 7190 2 2 0 "$bin/imm-verify" -s "$LAB_IP" -p 7190 -k 3 -- \
+		"$bin/imm-verify" -c $peer -p 7190 -k 3
+	run atomic 7191 2 2 0 "$bin/atomic-verify" -s "$LAB_IP" -p 7191 -q 1 -t 2 -w 2 -- \
+		"$bin/atomic-verify" -c $peer -p 7191 -q 1 -t 2 -w 2
+	lab_finish
+	exit
+fi
 run rev2_crc 7174 2 2 0 rping -s -a "$LAB_IP" -p 7174 -C 4 -S 200 -v -- \
 	rping -c -a $peer -p 7174 -C 4 -S 200 -v
 run rev2_nocrc 7175 2 0 0 rping -s -a "$LAB_IP" -p 7175 -C 4 -S 200 -v -- \

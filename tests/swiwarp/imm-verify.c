@@ -3,12 +3,14 @@
  * imm-verify: RDMA Write with Immediate Data (RFC 7306) between two
  * swiwarp endpoints, and its refusal toward a peer without RFC 7306.
  *
- *   imm-verify -s ADDR [-p PORT] [-n]
- *   imm-verify -c ADDR [-p PORT] [-n]
+ *   imm-verify -s ADDR [-p PORT] [-k N] [-n]
+ *   imm-verify -c ADDR [-p PORT] [-k N] [-n]
  *
  * Without -n (both ends swiwarp) the client
  *   1. posts NIMM Writes with Immediate in a row (sizes 0 .. 256 KiB, odd
- *      offsets, no Solicited Event); the server checks, for each
+ *      offsets, no Solicited Event; -k N: only the first N of them, the
+ *      same on both ends, e.g. -k 3 for 0, 1 and 7 bytes in a small
+ *      capture); the server checks, for each
  *      completion in turn: IBV_WC_RECV_RDMA_WITH_IMM, IBV_WC_WITH_IMM,
  *      the value (= post order), the receive WQE it consumed (= the
  *      order they were posted), that the Write's bytes are all in place
@@ -49,6 +51,7 @@
 #include "verify-cm.h"
 
 #define NIMM 48			/* Writes with Immediate in a row */
+static int nimm = NIMM;		/* -k: how many of them */
 #define REGION (4u << 20)	/* Write target / source */
 #define RBUF 64			/* each receive buffer */
 #define NRECV (NIMM + 4)
@@ -275,7 +278,7 @@ static int server(const char *addr, const char *port, int neg)
 		goto out;
 	}
 
-	for (i = 0; i < NIMM; i++) {
+	for (i = 0; i < nimm; i++) {
 		uint32_t size = sizes[i % 8], off = woff(i);
 
 		poll_one(c.rcq, &wc, "write-imm receive");
@@ -300,11 +303,11 @@ static int server(const char *addr, const char *port, int neg)
 				       i);
 	}
 	result(&c, !bad_imm && !bad_buf,
-	       "write-imm-order: %d Writes with Immediate (0 .. 262147 bytes): opcode, flag, value and WQE in post order, data in place",
-	       NIMM);
+	       "write-imm-order: %d Writes with Immediate (0 .. %u bytes): opcode, flag, value and WQE in post order, data in place",
+	       nimm, sizes[nimm < 8 ? nimm - 1 : 7]);
 	result(&c, !event_within(&c, 300),
 	       "unsolicited-no-event: %d Immediate Data without SE raised no event on a solicited-only CQ",
-	       NIMM);
+	       nimm);
 	send_word(&c, 0x6060);		/* go */
 	if (!event_within(&c, 20000)) {
 		result(&c, 0, "solicited-event: none within 20 s");
@@ -379,9 +382,9 @@ static int client(const char *addr, const char *port, int neg)
 		goto out;
 	}
 
-	/* NIMM in a row, at most 32 outstanding. */
-	while (done < NIMM) {
-		while (posted < NIMM && posted - done < 32) {
+	/* nimm in a row, at most 32 outstanding. */
+	while (done < nimm) {
+		while (posted < nimm && posted - done < 32) {
 			write_imm(&c, &si, posted, sizes[posted % 8],
 				  IMM_BASE + (uint32_t)posted, 0);
 			posted++;
@@ -396,7 +399,7 @@ static int client(const char *addr, const char *port, int neg)
 		done++;
 	}
 	result(&c, !bad_wc, "write-imm-sender: %d completions IBV_WC_RDMA_WRITE in order",
-	       NIMM);
+	       nimm);
 	recv_word(&c, 0x6060, "go from the server");
 	{
 		struct ibv_sge sge = { .addr = (uintptr_t)c.mem, .length = 8,
@@ -431,7 +434,7 @@ int main(int argc, char **argv)
 	const char *addr = NULL, *port = "7481";
 	int srv = -1, neg = 0, opt;
 
-	while ((opt = getopt(argc, argv, "s:c:p:n")) != -1) {
+	while ((opt = getopt(argc, argv, "s:c:p:k:n")) != -1) {
 		switch (opt) {
 		case 's':
 			srv = 1;
@@ -444,6 +447,9 @@ int main(int argc, char **argv)
 		case 'p':
 			port = optarg;
 			break;
+		case 'k':
+			nimm = atoi(optarg);
+			break;
 		case 'n':
 			neg = 1;
 			break;
@@ -452,9 +458,10 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	if (srv < 0 || !addr) {
-		fprintf(stderr, "usage: %s -s ADDR | -c ADDR [-p PORT] [-n]\n",
-			argv[0]);
+	if (srv < 0 || !addr || nimm < 1 || nimm > NIMM) {
+		fprintf(stderr,
+			"usage: %s -s ADDR | -c ADDR [-p PORT] [-k 1-%d] [-n]\n",
+			argv[0], NIMM);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
