@@ -33,6 +33,13 @@ slab_open() {
 		[ -w "/sys/kernel/slab/$c/shrink" ] || continue
 		exec {fd}>"/sys/kernel/slab/$c/shrink" && slab_fd[$c]=$fd
 	done
+	# The first open of a debugfs file allocates its debugfs_fsdata
+	# (kmalloc-64), which stays: open each alloc_traces file once now, or
+	# the first slab_sites would count 29 of them against the test.
+	for c in "${!slab_fd[@]}"; do
+		[ -r "${SLAB_DEBUGFS:-/sys/kernel/debug/slab}/$c/alloc_traces" ] &&
+			: <"${SLAB_DEBUGFS:-/sys/kernel/debug/slab}/$c/alloc_traces"
+	done
 }
 slab_counts() {
 	local i c
@@ -48,14 +55,87 @@ slab_counts() {
 		END { for (c in m) print c, m[c], o[c] }' | sort
 }
 
+# Exact counts per allocation site.  A guest booted with slub_debug=U for
+# a cache (e.g. LAB_APPEND="slub_debug=U,kmalloc-*", as 85-soak does)
+# records who allocated each of its objects, and
+# /sys/kernel/debug/slab/CACHE/alloc_traces counts the objects in use per
+# call site and stack, read from the slabs themselves: no per-CPU slab
+# slack, no merged caches, so none of the noise above.
+# slab_sites: "cache site count" for every watched cache that has such a
+# file, one line per site.  The site is the allocating function (offsets
+# dropped, so two builds compare); when the allocation's stack passes
+# through an RDMA module, the first such frame is added ("<-func [mod]"),
+# which is what marks the site as the RDMA stack's in slab_site_growth.
+# SLAB_DEBUGFS replaces /sys/kernel/debug/slab (to test this on the host).
+slab_rdma_mods='swiwarp|siw|ib_core|ib_uverbs|ib_cm|iw_cm|rdma_cm|rdma_ucm'
+slab_sites() {
+	local t c files=()
+	for t in "${SLAB_DEBUGFS:-/sys/kernel/debug/slab}"/*/alloc_traces; do
+		c=${t%/alloc_traces}
+		[ -r "$t" ] && [[ ${c##*/} =~ $slab_re ]] && files+=("$t")
+	done
+	[ ${#files[@]} -gt 0 ] || return 0
+	# one awk for every file: a process started over the lab's 9p root
+	# costs about half a second under load, ~30 caches two each was 45 s
+	awk -v mods="$slab_rdma_mods" '
+		function fn(sym) { sub(/\+0x[0-9a-f]+\/0x[0-9a-f]+$/, "", sym); return sym }
+		function flush() { if (site != "") n[c " " site (via == "" ? "" : "<-" via)] += cnt; site = "" }
+		BEGIN {
+			modre = "^\\[(" mods ")\\]$"
+			for (i = 1; i < ARGC; i++) { c = ARGV[i]; sub(/\/alloc_traces$/, "", c); sub(/.*\//, "", c); print c, "(cache)", 0 }
+		}
+		FNR == 1 { flush(); c = FILENAME; sub(/\/alloc_traces$/, "", c); sub(/.*\//, "", c) }
+		/^ *[0-9]+ / {
+			flush(); cnt = $1; site = fn($2); via = ""
+			if ($3 ~ /^\[/) { site = site $3; if ($3 ~ modre) via = "self" }
+			next
+		}
+		/^ +[^ ]/ && via == "" && $2 ~ modre { via = fn($1) $2 }
+		END { flush(); for (k in n) print k, n[k] }' "${files[@]}" | sort
+	# the number of threads (slab_site_growth allows per-task objects)
+	local loadavg
+	read -r _ _ _ loadavg _ </proc/loadavg
+	echo "(tasks) (threads) ${loadavg#*/}"
+}
+
 # slab_snapshot FILE: the exact TCP socket count ("alloc" in
-# /proc/net/sockstat, as cache sockstat-TCP-alloc) and slab_counts.
+# /proc/net/sockstat, as cache sockstat-TCP-alloc) and slab_counts; and
+# slab_sites into FILE.sites where the guest tracks allocations.
 slab_snapshot() {
 	sync
 	echo 2 >/proc/sys/vm/drop_caches
 	awk '/^TCP:/ {for (i = 2; i < NF; i++) if ($i == "alloc") print "sockstat-TCP-alloc", $(i + 1), 1}' \
 		/proc/net/sockstat >"$1"
 	slab_counts >>"$1"
+	rm -f "$1.sites"
+	if compgen -G "${SLAB_DEBUGFS:-/sys/kernel/debug/slab}/*/alloc_traces" >/dev/null; then
+		local t0=$SECONDS
+		slab_sites >"$1.sites"
+		echo "slab: $(grep -c . "$1.sites") allocation sites read in $((SECONDS - t0)) s"
+	fi
+}
+
+# slab_site_growth BEFORE.sites AFTER.sites: the sites that grew, "site +d
+# (b -> a); " each, or nothing.  A site of the RDMA stack (an RDMA module
+# on its stack) must come back exactly; any other site may keep up to
+# SLAB_SITE_TOL (default 8) objects more, plus one per thread more than
+# before.  What a whole soak left outside the RDMA stack was 1-3 objects
+# per site, all of them per-task (set_kthread_struct, alloc_worker,
+# security_task_alloc, the vmalloc'd stack: workqueue workers the load
+# started, which exit after 5 idle minutes) and 9p's p9_fid_create.
+slab_site_growth() {
+	awk -v tol="${SLAB_SITE_TOL:-8}" '
+		NR == FNR { b[$1 " " $2] = $3; next }
+		$1 == "(tasks)" { if ($3 > b[$1 " " $2]) tol += $3 - b[$1 " " $2] }
+		{ a[$1 " " $2] = $3 }
+		END {
+			for (k in a) {
+				if (k ~ /^\(tasks\)/) continue
+				split(k, f, " "); d = a[k] - b[k]
+				t = (f[2] ~ /<-/) ? 0 : tol
+				if (d > t) printf "%s +%d (%d -> %d); ", k, d, b[k], a[k]
+			}
+		}' "$1" "$2"
 }
 
 # slab_growth BEFORE AFTER [MIN_KMALLOC_TOL [CACHE=TOL...]]: the caches
@@ -70,11 +150,20 @@ slab_snapshot() {
 # 840 vs 705, kmalloc-8 2048 vs 1925), while a leak per operation of a
 # soak or a robustness run is thousands of objects.
 slab_growth() {
-	local before=$1 after=$2 mintol=${3:-0}
+	local before=$1 after=$2 mintol=${3:-0} exact=
 	shift 3 2>/dev/null || shift $#
-	awk -v mintol="$mintol" -v bounds="$*" '
-		BEGIN { n = split(bounds, kv, " "); for (i = 1; i <= n; i++) { split(kv[i], p, "="); fix[p[1]] = p[2] } }
+	# caches counted per site (slab_sites) are judged there, not here
+	if [ -f "$before.sites" ] && [ -f "$after.sites" ]; then
+		exact=$(awk '$2 == "(cache)" {printf "%s ", $1}' "$before.sites")
+		slab_site_growth "$before.sites" "$after.sites"
+	fi
+	awk -v mintol="$mintol" -v bounds="$*" -v exact="$exact" '
+		BEGIN {
+			n = split(bounds, kv, " "); for (i = 1; i <= n; i++) { split(kv[i], p, "="); fix[p[1]] = p[2] }
+			n = split(exact, e, " "); for (i = 1; i <= n; i++) sites[e[i]] = 1
+		}
 		NR == FNR { b[$1] = $2; next }
+		$1 in sites { next }
 		{
 			d = $2 - b[$1]
 			if ($1 in fix) tol = fix[$1]
@@ -109,5 +198,9 @@ slab_check() {
 		echo "slab: over tolerance at first ($first), 15 s later: ${bad:-all within}"
 	fi
 	paste "$before" "$after" | awk '$2 != $5 {print "slab", $1, $2, "->", $5}'
+	[ -f "$before.sites" ] && [ -f "$after.sites" ] &&
+		awk 'NR == FNR { b[$1 " " $2] = $3; next }
+			{ k = $1 " " $2; if ($3 != b[k]) print "slab site", k, b[k] + 0, "->", $3; delete b[k] }
+			END { for (k in b) if (b[k]) print "slab site", k, b[k], "-> 0" }' "$before.sites" "$after.sites"
 	if [ -z "$bad" ]; then lab_pass "$name"; else lab_fail "$name" "$bad"; fi
 }

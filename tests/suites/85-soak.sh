@@ -9,6 +9,10 @@ export BUILD=${BUILD:-$top/build} SWIWARP_TOP=$top
 cd "$top" || exit 1
 source tests/robust/suite-lib.sh
 robust_prereq soak "$BUILD/tools/hostile/swiwarp-soak" || exit 0
+# Allocation tracking on every kmalloc cache, so the leak check counts the
+# objects each call site holds instead of estimating from /proc/slabinfo
+# (tests/robust/slab-lib.sh, slab_sites; Documentation/robustness.md).
+export LAB_APPEND="slub_debug=U,kmalloc-*${LAB_APPEND:+ $LAB_APPEND}"
 cmd="SOAK_QP=${SOAK_QP:-64} SOAK_SECS=${SOAK_SECS:-60} "
 [ -n "${SOAK_DEV:-}" ] && cmd+="SOAK_DEV=$(printf '%q' "$SOAK_DEV") "
 robust_lab soak "$((${SOAK_SECS:-60} + 420))" 1024 "${cmd}tests/soak/lab-guest.sh"
