@@ -321,9 +321,12 @@ lab_world_copy() {
 
 # lab_verbs_up DEV NAME [BIN...]: the common start of a verbs test guest:
 # every BIN must be executable, then DEV (swiwarp, loaded with
-# $SWIWARP_MODPARAMS if set, or siw) comes up as DEV0 on eth0.  If either
-# fails, guest 1 reports "SKIP: NAME.all (why)" (once for the whole run) and
-# it returns 1: the caller then exits 0, there is nothing to test.
+# $SWIWARP_MODPARAMS if set, or siw) comes up as DEV0 on eth0.  A missing
+# program or a module not built for this kernel: guest 1 reports "SKIP:
+# NAME.all (why)" (once for the whole run).  A module that is there but does
+# not load, or a link that cannot be added, is a failure of what we test:
+# "FAIL: NAME.up.gN".  Either way it returns 1: the caller then exits 0,
+# there is nothing to test.
 lab_verbs_up() {
 	local dev=$1 name=$2 f rc
 	shift 2
@@ -339,7 +342,11 @@ lab_verbs_up() {
 	fi
 	rc=$?
 	[ $rc -eq 0 ] && return 0
-	[ "$LAB_ID" = 1 ] && lab_skip "$name.all" "($dev did not come up, rc $rc)"
+	if [ $rc -eq 2 ]; then
+		[ "$LAB_ID" = 1 ] && lab_skip "$name.all" "($dev not available for $(uname -r))"
+	else
+		lab_fail "$name.up.g$LAB_ID" "$dev did not come up (rc $rc; the guest's console log says why)"
+	fi
 	return 1
 }
 

@@ -12,6 +12,8 @@ robust_lab() {
 	local known=${SWIWARP_TOP:-.}/tests/robust/known-bugs
 	out=$(mktemp -d "${TMPDIR:-/tmp}/$name.XXXXXX")
 	[ -n "${ktag:-}" ] && cmd="LAB_RESULT_PREFIX=$ktag $cmd"
+	# another build of the module (robust_prereq accepted it) for the guests
+	[ -n "${SWIWARP_KO:-}" ] && cmd="SWIWARP_KO=$(printf %q "$SWIWARP_KO") $cmd"
 	LAB_NO_SIW=${robust_nosiw:-${LAB_NO_SIW:-0}} nice tests/lab/lab run -n 2 --name "$name" \
 		--kernel "${kmix:-${LAB_KVER:-default}}" --timeout "$tmo" --mem "$mem" -- "$cmd" \
 		>"$out/log" 2>&1
