@@ -1,9 +1,9 @@
 # shellcheck shell=bash
-# Shared by tests/suites/80-robust-neg.sh, 81-faults.sh, 85-soak.sh and
+# Shared by tests/suites/80-robust.sh, 80-robust-neg.sh, 81-faults.sh, 85-soak.sh and
 # tests/soak/run.sh (host side).  robust_lab NAME TIMEOUT MEM GUEST_CMD runs
 # one 2-guest lab boot and prints its result lines; FAILs of tests listed in
 # tests/robust/known-bugs ("prefix<TAB>reason"; the prefix is matched
-# against the name with and without its leading "robust.") become
+# against the name as is and after "robust." or "robust.hostile.") become
 # "SKIP: ... known bug: ..." unless ROBUST_STRICT=1.
 # robust_mixed NAME (below) first puts guest 2 on 6.12: robust_lab then
 # boots the guests on $kmix and names the results with $ktag in front.
@@ -26,7 +26,7 @@ robust_lab() {
 			n=${n#"${ktag:-}"}
 			while IFS=$'\t' read -r pat why; do
 				[[ -z $pat || $pat == \#* ]] && continue
-				if [[ $n == "$pat"* || $n == robust."$pat"* ]]; then
+				if [[ $n == "$pat"* || $n == robust."$pat"* || $n == robust.hostile."$pat"* ]]; then
 					line="SKIP: $n known bug: ${why#\[norun\] } (run with ROBUST_STRICT=1)"
 					break
 				fi
