@@ -46,15 +46,17 @@ ip link add link eth0 name eth0.100 type vlan id 100 || die setup "no VLAN eth0.
 ip link set eth0.100 up
 ip link set eth1 up || die setup "no second NIC eth1 (lab run --nics 2)"
 # An IPv6 address only the VLAN has (fd00:100::11: its solicited-node
-# group, 33:33:ff:00:00:11, is joined through eth0.100 alone) was never
-# resolved: the peer's Neighbour Solicitations reached eth0's QEMU netdev
-# (capture) and went unanswered although eth0's multicast list had the
-# group, synced from the VLAN; fd00:100::1 worked only because eth0's
-# fd00:2::1 joins the same group directly.  Not DAD: the address was not
-# tentative (nodad).  With eth0 in allmulticast mode the virtio-net device
-# passes every multicast frame and the address resolved once, but not
-# always (Documentation/lab.md, "Multicast on a VLAN"; open).
-ip link set eth0 allmulticast on
+# group, 33:33:ff:00:00:11, is joined through eth0.100 alone) is not
+# resolved reliably through the virtio-net device's receive filter: the
+# peer's Neighbour Solicitations reached eth0's QEMU netdev (capture) and
+# went unanswered although eth0's multicast list had the group, synced
+# from the VLAN.  With eth0 in allmulticast mode the whole scenario still
+# failed 3 of 3 times (session 13: the guest never counted the
+# solicitations, the peer's neighbour entry stayed INCOMPLETE), while each
+# subset of its parts passed (6 boots) and the whole passed with eth0
+# promiscuous.  Guest NIC filtering is not what this suite tests, so eth0
+# is promiscuous (Documentation/lab.md, "Multicast on a VLAN").
+ip link set eth0 promisc on
 ip addr add "10.0.100.$i/24" dev eth0.100
 ip addr add "10.0.1.$i/24" dev eth1
 ip -6 addr add "fd00:2::$i/64" dev eth0 nodad
@@ -126,6 +128,7 @@ persistent() {
 		why=
 		[ $rc -ne 0 ] && why="client exit $rc: $(grep -v 'ping data' "$work/$tag-$name.log" | tail -n 2 | tr '\n' ' ' | cut -c1-200)"
 		[ -z "$why" ] && why=$(rping_log_why "$work/$tag-$name.log" 5 200 "ping data: ")
+		[ -n "$why" ] && [[ $addr == *:* ]] && why+=" [neighbour: $(ip -6 neigh show "${addr%\%*}" | head -n 1)]"
 		if [ -z "$why" ]; then lab_pass "netconf/$tag-$name"
 		else lab_fail "netconf/$tag-$name" "$why"; fi
 	done
@@ -239,7 +242,7 @@ if part v6; then
 		global-vlan fd00:100::1
 		link-local-eth0 $pll%eth0
 		added-v4 10.0.100.11
-		added-v6 fd00:100::11 (open: a first connection to an IPv6 address just added on the VLAN failed 3 of 5 runs (one with eth0 in allmulticast mode) with ADDR_ERROR -110, neighbour resolution; Documentation/lab.md, Multicast on a VLAN)
+		added-v6 fd00:100::11
 		removed 10.0.100.1
 	EOF
 	unset -f listen_check between
