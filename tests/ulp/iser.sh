@@ -161,13 +161,7 @@ iser_initiator_check() {
 		return 1
 	fi
 	echo "iser $tag: logged in ($dev) in $((SECONDS - t)) s"
-	t=$SECONDS
-	# Sequential 1 MiB writes are the pattern below; fio covers the rest.
-	fio_verify "iser/$tag/rand-4k-1m" "$dev" randwrite --bsrange=4k-1m --size="${mib}M" \
-		--offset="${mib}M"
-	echo "iser $tag: fio in $((SECONDS - t)) s"
-	head -c $((mib * 1048576)) /dev/urandom >"$src"
-	lab_check "iser/$tag/write" dd if="$src" of="$dev" bs=1M oflag=direct status=none
+	disk_write_checks "iser/$tag" "$dev" "$mib" "$src"
 	lab_check "iser/$tag/logout" timeout 60 iscsiadm -m node -T "$iqn" -p "$iser_ip:$iser_port" --logout
 	if ! timeout 120 iscsiadm -m node -T "$iqn" -p "$iser_ip:$iser_port" --login >"$log" 2>&1; then
 		lab_fail "iser/$tag/relogin" "$(tr '\n' ' ' <"$log" | cut -c1-200) $(lab_klog)"

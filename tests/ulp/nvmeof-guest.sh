@@ -199,6 +199,38 @@ fio_verify() {
 	fi
 }
 
+# disk_write_checks NAME DEV MIB SRC: what the iSER and SRP initiators do
+# to their disk once logged in: fio_verify's random 4 KiB..1 MiB writes
+# over MiB MIB..2*MIB, then MIB MiB of random data (kept in SRC) written
+# O_DIRECT at offset 0, which the caller reads back its own way (iSER
+# after a relogin) and the target compares with its LUN.  Checks NAME/...
+disk_write_checks() {
+	local name=$1 dev=$2 mib=$3 src=$4 t=$SECONDS
+	fio_verify "$name/rand-4k-1m" "$dev" randwrite --bsrange=4k-1m --size="${mib}M" \
+		--offset="${mib}M"
+	echo "$name: fio in $((SECONDS - t)) s"
+	head -c $((mib * 1048576)) /dev/urandom >"$src"
+	lab_check "$name/write" dd if="$src" of="$dev" bs=1M oflag=direct status=none
+}
+
+# ulp_block_phase ULP BARRIER_S: one phase of a block-storage ULP whose
+# script (tests/ulp/ULP.sh) defines ULP_initiator_check MB,
+# ULP_target_check GUEST, ULP_target_down and ULP_initiator_down: the
+# initiators (g2 swiwarp, g3 siw) at once against g1's target, then g1
+# checks what each wrote, and every guest takes its side down.
+ulp_block_phase() {
+	local ulp=$1 mb=$2 wait=$3
+	[ "$LAB_ID" != 1 ] && "${ulp}_initiator_check" "$mb"
+	lab_barrier "phase-$ulp" "$wait" || lab_fail "nvmeof/barrier-$ulp-g$LAB_ID"
+	if [ "$LAB_ID" = 1 ]; then
+		"${ulp}_target_check" 2
+		"${ulp}_target_check" 3
+		lab_check "$ulp/target-down" "${ulp}_target_down"
+	else
+		lab_check "$ulp/initiator-down-g$LAB_ID" "${ulp}_initiator_down"
+	fi
+}
+
 # disconnect PHASE: nvme disconnect and check the controller is gone.
 disconnect() {
 	local phase=$1
@@ -314,28 +346,12 @@ fi
 
 # ---- phase iser: the swiwarp (g2) and the siw (g3) iSER initiator -> LIO's
 # iSER target on swiwarp (g1), at the same time (tests/ulp/iser.sh)
-[ "$LAB_ID" != 1 ] && iser_initiator_check "${ISER_MB:-2}"
-lab_barrier phase-iser 900 || lab_fail "nvmeof/barrier-iser-g$LAB_ID"
-if [ "$LAB_ID" = 1 ]; then
-	iser_target_check 2
-	iser_target_check 3
-	lab_check iser/target-down iser_target_down
-else
-	lab_check "iser/initiator-down-g$LAB_ID" iser_initiator_down
-fi
+ulp_block_phase iser "${ISER_MB:-2}" 900
 
 # ---- phase srp: the swiwarp (g2) and the siw (g3) SRP initiator -> ib_srpt
 # on swiwarp (g1), at the same time (tests/ulp/srp.sh); g1 has taken its
 # iSER targets down meanwhile, LIO's core stays for ib_srpt.
-[ "$LAB_ID" != 1 ] && srp_initiator_check "${SRP_MB:-2}"
-lab_barrier phase-srp 600 || lab_fail "nvmeof/barrier-srp-g$LAB_ID"
-if [ "$LAB_ID" = 1 ]; then
-	srp_target_check 2
-	srp_target_check 3
-	lab_check srp/target-down srp_target_down
-else
-	lab_check "srp/initiator-down-g$LAB_ID" srp_initiator_down
-fi
+ulp_block_phase srp "${SRP_MB:-2}" 600
 
 # ------------------------------------------------------------- unload
 unload() {

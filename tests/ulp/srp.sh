@@ -216,12 +216,7 @@ srp_initiator_check() {
 	fi
 	lab_pass "srp/$tag/login"
 	echo "srp $tag: logged in ($dev, SCSI host $host) in $((SECONDS - t)) s"
-	t=$SECONDS
-	fio_verify "srp/$tag/rand-4k-1m" "$dev" randwrite --bsrange=4k-1m --size="${mib}M" \
-		--offset="${mib}M"
-	echo "srp $tag: fio in $((SECONDS - t)) s"
-	head -c $((mib * 1048576)) /dev/urandom >"$src"
-	lab_check "srp/$tag/write" dd if="$src" of="$dev" bs=1M oflag=direct status=none
+	disk_write_checks "srp/$tag" "$dev" "$mib" "$src"
 	if cmp -n $((mib * 1048576)) "$src" <(dd if="$dev" bs=1M count="$mib" iflag=direct status=none); then
 		lab_pass "srp/$tag/read-compare"
 	else
