@@ -41,8 +41,8 @@ slab_open() {
 	# (kmalloc-64), which stays: open each alloc_traces file once now, or
 	# the first slab_sites would count 29 of them against the test.
 	for c in "${!slab_fd[@]}"; do
-		[ -r "${SLAB_DEBUGFS:-/sys/kernel/debug/slab}/$c/alloc_traces" ] &&
-			: <"${SLAB_DEBUGFS:-/sys/kernel/debug/slab}/$c/alloc_traces"
+		[ -r "$slab_debugfs/$c/alloc_traces" ] &&
+			: <"$slab_debugfs/$c/alloc_traces"
 	done
 }
 slab_counts() {
@@ -71,6 +71,7 @@ slab_counts() {
 # through an RDMA module, the first such frame is added ("<-func [mod]"),
 # which is what marks the site as the RDMA stack's in slab_site_growth.
 # SLAB_DEBUGFS replaces /sys/kernel/debug/slab (to test this on the host).
+slab_debugfs=${SLAB_DEBUGFS:-/sys/kernel/debug/slab}
 slab_rdma_mods='swiwarp|siw|ib_core|ib_uverbs|ib_cm|iw_cm|rdma_cm|rdma_ucm'
 # Per-destination caches of the network stack: the first connection to a
 # peer creates an entry that stays, whichever module's call made it (seen:
@@ -80,7 +81,7 @@ slab_rdma_mods='swiwarp|siw|ib_core|ib_uverbs|ib_cm|iw_cm|rdma_cm|rdma_ucm'
 slab_netcache_sites='tcp_get_metrics|___neigh_create'
 slab_sites() {
 	local t c files=()
-	for t in "${SLAB_DEBUGFS:-/sys/kernel/debug/slab}"/*/alloc_traces; do
+	for t in "$slab_debugfs"/*/alloc_traces; do
 		c=${t%/alloc_traces}
 		[ -r "$t" ] && [[ ${c##*/} =~ $slab_re ]] && files+=("$t")
 	done
@@ -89,12 +90,13 @@ slab_sites() {
 	# costs about half a second under load, ~30 caches two each was 45 s
 	awk -v mods="$slab_rdma_mods" -v netcache="^($slab_netcache_sites)$" '
 		function fn(sym) { sub(/\+0x[0-9a-f]+\/0x[0-9a-f]+$/, "", sym); return sym }
+		function cache(path) { sub(/\/alloc_traces$/, "", path); sub(/.*\//, "", path); return path }
 		function flush() { if (site != "") n[c " " site (via == "" || via == "-" ? "" : "<-" via)] += cnt; site = "" }
 		BEGIN {
 			modre = "^\\[(" mods ")\\]$"
-			for (i = 1; i < ARGC; i++) { c = ARGV[i]; sub(/\/alloc_traces$/, "", c); sub(/.*\//, "", c); print c, "(cache)", 0 }
+			for (i = 1; i < ARGC; i++) print cache(ARGV[i]), "(cache)", 0
 		}
-		FNR == 1 { flush(); c = FILENAME; sub(/\/alloc_traces$/, "", c); sub(/.*\//, "", c) }
+		FNR == 1 { flush(); c = cache(FILENAME) }
 		/^ *[0-9]+ / {
 			flush(); cnt = $1; site = fn($2); via = ""
 			if ($3 ~ /^\[/) { site = site $3; if ($3 ~ modre) via = "self" }
@@ -119,7 +121,7 @@ slab_snapshot() {
 		/proc/net/sockstat >"$1"
 	slab_counts >>"$1"
 	rm -f "$1.sites"
-	if compgen -G "${SLAB_DEBUGFS:-/sys/kernel/debug/slab}/*/alloc_traces" >/dev/null; then
+	if compgen -G "$slab_debugfs/*/alloc_traces" >/dev/null; then
 		local t0=$SECONDS
 		slab_sites >"$1.sites"
 		echo "slab: $(grep -c . "$1.sites") allocation sites read in $((SECONDS - t0)) s"
