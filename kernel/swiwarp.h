@@ -12,6 +12,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
+#include <linux/percpu.h>
 #include <linux/rwsem.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
@@ -68,8 +69,49 @@ extern int swiwarp_mpa_timeout_ms;
 extern bool swiwarp_loopback;
 extern bool swiwarp_markers;
 
+/*
+ * Device counters, reported through the RDMA core's hw-stats ops
+ * (swiwarp_stats.c): rdma statistic show link swiwarpN/1, and
+ * /sys/class/infiniband/swiwarpN/ports/1/hw_counters/.  Meaning of each:
+ * Documentation/kernel.md, "Counters".  The order is the order shown.
+ */
+enum swiwarp_stat {
+	SWIWARP_STAT_TX_FPDUS,
+	SWIWARP_STAT_TX_PAYLOAD_BYTES,
+	SWIWARP_STAT_RX_FPDUS,
+	SWIWARP_STAT_RX_PAYLOAD_BYTES,
+	SWIWARP_STAT_RX_CRC_ERRORS,
+	SWIWARP_STAT_TX_TERM_RDMAP,
+	SWIWARP_STAT_TX_TERM_DDP,
+	SWIWARP_STAT_TX_TERM_MPA,
+	SWIWARP_STAT_RX_TERM_RDMAP,
+	SWIWARP_STAT_RX_TERM_DDP,
+	SWIWARP_STAT_RX_TERM_MPA,
+	SWIWARP_STAT_ZC_WQES,
+	SWIWARP_STAT_ZC_FPDUS,
+	SWIWARP_STAT_ZC_BYTES,
+	SWIWARP_STAT_ZC_COPIED,
+	SWIWARP_STAT_DOORBELLS,
+	SWIWARP_STAT_MPA_FAILURES,
+	SWIWARP_STAT_COUNT
+};
+
+/*
+ * Per-CPU, one set per device: the FPDU paths of different QPs run on
+ * different CPUs at the same time (TX workers, softirq RX), and a shared
+ * atomic would bounce one cache line between them on every FPDU.  A
+ * this_cpu_add() is one instruction, safe against preemption and
+ * interrupts; a read sums the CPUs (swiwarp_get_hw_stats()).  Per-QP
+ * counters would lose the counts of every destroyed QP unless folded into
+ * the device at destroy time; per-CPU ones need no such step.
+ */
+struct swiwarp_stats {
+	u64 v[SWIWARP_STAT_COUNT];
+};
+
 struct swiwarp_dev {
 	struct ib_device base;
+	struct swiwarp_stats __percpu *stats;
 	struct net_device *netdev;	/* reference held (dev_hold) */
 	enum ib_port_state port_state;
 	u8 mac[ETH_ALEN];
@@ -241,6 +283,7 @@ struct swiwarp_tx {
 	u32 mk_pos;
 	u32 buf_len;			/* octets of the whole FPDU */
 	u32 buf_sent;
+	u32 payload;			/* of them DDP payload (counters) */
 	/* the FPDU as pieces; nfrag == 0: all of it is in buf */
 	struct swiwarp_tx_frag frag[SWIWARP_TX_FRAGS];
 	u32 nfrag;
@@ -482,6 +525,27 @@ static inline void swiwarp_qp_put(struct swiwarp_qp *qp)
 
 /* swiwarp_main.c */
 extern struct workqueue_struct *swiwarp_tx_wq;
+
+/* swiwarp_stats.c */
+static inline void swiwarp_stat_add(struct swiwarp_dev *sdev,
+				    enum swiwarp_stat s, u64 n)
+{
+	this_cpu_add(sdev->stats->v[s], n);
+}
+
+static inline void swiwarp_stat_inc(struct swiwarp_dev *sdev,
+				    enum swiwarp_stat s)
+{
+	this_cpu_inc(sdev->stats->v[s]);
+}
+
+void swiwarp_stat_term(struct swiwarp_dev *sdev, bool sent, u8 layer);
+int swiwarp_stats_alloc(struct swiwarp_dev *sdev);
+void swiwarp_stats_free(struct swiwarp_dev *sdev);
+struct rdma_hw_stats *swiwarp_alloc_hw_port_stats(struct ib_device *ibdev,
+						  u32 port);
+int swiwarp_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+			 u32 port, int index);
 
 /* swiwarp_mem.c */
 int swiwarp_mem_add(struct swiwarp_dev *sdev, struct swiwarp_mem *mem,

@@ -822,6 +822,7 @@ static void swiwarp_cep_proc_reply(struct swiwarp_cep *cep)
 	if (rv < 0) {
 		pr_info_ratelimited("swiwarp: bad MPA reply: %s\n",
 				    iwarp_strerror(rv));
+		swiwarp_stat_inc(cep->sdev, SWIWARP_STAT_MPA_FAILURES);
 		status = -ECONNRESET;
 		goto fail;
 	}
@@ -854,6 +855,7 @@ static void swiwarp_cep_proc_reply(struct swiwarp_cep *cep)
 	if (rv < 0) {
 		pr_info_ratelimited("swiwarp: MPA reply refused: %s\n",
 				    iwarp_strerror(rv));
+		swiwarp_stat_inc(cep->sdev, SWIWARP_STAT_MPA_FAILURES);
 		status = -ECONNRESET;
 		goto fail;
 	}
@@ -889,6 +891,7 @@ static void swiwarp_cep_proc_request(struct swiwarp_cep *cep)
 		pr_info_ratelimited("swiwarp: bad MPA request: %s\n",
 				    iwarp_strerror(rv < 0 ? rv :
 						   IWARP_ERR_BAD_KEY));
+		swiwarp_stat_inc(cep->sdev, SWIWARP_STAT_MPA_FAILURES);
 		swiwarp_cep_close(cep, true);
 		return;
 	}
@@ -899,11 +902,13 @@ static void swiwarp_cep_proc_request(struct swiwarp_cep *cep)
 				       &cep->res);
 	if (rv == IWARP_ERR_REJECT) {
 		pr_info_ratelimited("swiwarp: MPA request rejected by policy\n");
+		swiwarp_stat_inc(cep->sdev, SWIWARP_STAT_MPA_FAILURES);
 		swiwarp_cep_send_rr(cep, &rep);
 		swiwarp_cep_close(cep, false);
 		return;
 	}
 	if (rv < 0) {
+		swiwarp_stat_inc(cep->sdev, SWIWARP_STAT_MPA_FAILURES);
 		swiwarp_cep_close(cep, true);
 		return;
 	}
@@ -950,6 +955,7 @@ static void swiwarp_cep_proc_data(struct swiwarp_cep *cep)
 	if (rv == 0)
 		return;
 	if (rv < 0) {
+		swiwarp_stat_inc(cep->sdev, SWIWARP_STAT_MPA_FAILURES);
 		swiwarp_cep_fail(cep, -ECONNRESET, true);
 		return;
 	}
@@ -1129,14 +1135,18 @@ static void swiwarp_cep_timeout(struct work_struct *w)
 	case CEP_CONNECTING:
 	case CEP_AWAIT_MPAREP:
 		pr_info_ratelimited("swiwarp: connect/MPA timeout\n");
+		if (cep->state == CEP_AWAIT_MPAREP)
+			swiwarp_stat_inc(cep->sdev, SWIWARP_STAT_MPA_FAILURES);
 		swiwarp_cep_fail(cep, -ETIMEDOUT, true);
 		break;
 	case CEP_AWAIT_MPAREQ:
+		swiwarp_stat_inc(cep->sdev, SWIWARP_STAT_MPA_FAILURES);
 		swiwarp_cep_close(cep, true);
 		break;
 	case CEP_RDMA:
 		if (cep->await_rtr) {
 			pr_info_ratelimited("swiwarp: no RTR from initiator\n");
+			swiwarp_stat_inc(cep->sdev, SWIWARP_STAT_MPA_FAILURES);
 			swiwarp_cep_fail(cep, -ETIMEDOUT, true);
 		} else if (cep->qp) {
 			/* The ULP's server speaks first. */

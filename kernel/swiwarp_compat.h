@@ -11,7 +11,9 @@
  * uses (ib_device_ops but create_cq, INIT_RDMA_OBJ_SIZE, iw_cm, ib_umem,
  * rdma_user_mmap entries, rdma_link_ops, the netdev notifier, sk callbacks,
  * tcp_read_sock, kernel_bind/connect/accept, msg_ubuf with MSG_ZEROCOPY,
- * the crc32c shash) was checked against both kernels and is the same.
+ * the crc32c shash, the hw-stats ops alloc_hw_port_stats/get_hw_stats with
+ * struct rdma_stat_desc and rdma_alloc_hw_stats_struct()) was checked
+ * against both kernels and is the same.
  */
 
 #ifndef SWIWARP_COMPAT_H

@@ -64,6 +64,7 @@ static const struct ib_device_ops swiwarp_dev_ops = {
 	.uverbs_abi_ver = SWIWARP_ABI_VERSION,
 	.driver_id = (enum rdma_driver_id)SWIWARP_DRIVER_ID,
 
+	.alloc_hw_port_stats = swiwarp_alloc_hw_port_stats,
 	.alloc_mr = swiwarp_alloc_mr,
 	.alloc_pd = swiwarp_alloc_pd,
 	.alloc_ucontext = swiwarp_alloc_ucontext,
@@ -78,6 +79,7 @@ static const struct ib_device_ops swiwarp_dev_ops = {
 	.destroy_qp = swiwarp_destroy_qp,
 	.destroy_srq = swiwarp_destroy_srq,
 	.get_dma_mr = swiwarp_get_dma_mr,
+	.get_hw_stats = swiwarp_get_hw_stats,
 	.get_port_immutable = swiwarp_get_port_immutable,
 	.iw_accept = swiwarp_accept,
 	.iw_add_ref = swiwarp_qp_add_ref,
@@ -221,6 +223,11 @@ static int swiwarp_newlink(const char *name, struct net_device *nd)
 	sdev = ib_alloc_device(swiwarp_dev, base);
 	if (!sdev)
 		return -ENOMEM;
+	rv = swiwarp_stats_alloc(sdev);
+	if (rv) {
+		ib_dealloc_device(&sdev->base);
+		return rv;
+	}
 
 	dev_hold(nd);
 	sdev->netdev = nd;
@@ -283,6 +290,7 @@ static int swiwarp_newlink(const char *name, struct net_device *nd)
 	return 0;
 err:
 	/* dealloc_driver is not called for a device never registered */
+	swiwarp_stats_free(sdev);
 	ib_dealloc_device(&sdev->base);
 	dev_put(nd);
 	return rv;
@@ -300,6 +308,8 @@ void swiwarp_dealloc_driver(struct ib_device *ibdev)
 	WARN_ON(!xa_empty(&sdev->mem_xa));
 	xa_destroy(&sdev->qp_xa);
 	xa_destroy(&sdev->mem_xa);
+	/* no QP, no endpoint left: nothing counts any more */
+	swiwarp_stats_free(sdev);
 	dev_put(sdev->netdev);
 }
 

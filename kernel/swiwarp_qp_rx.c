@@ -653,6 +653,7 @@ static int swiwarp_rx_terminate(struct swiwarp_qp *qp,
 			    qp->id, msg->term.layer, msg->term.etype,
 			    msg->term.ecode);
 	swiwarp_rx_term_blame(qp, &msg->term);
+	swiwarp_stat_term(qp->sdev, false, msg->term.layer);
 	qp->term_rcvd = true;
 	qp->rx.state = SWIWARP_RX_ERROR;
 	/* Answer nothing; tear the connection down. */
@@ -1017,12 +1018,17 @@ static int swiwarp_rx_trailer_bytes(struct swiwarp_qp *qp,
 		}
 		crc = ~crc;
 		if (crc != iwarp_crc32c_get(rx->trailer + rx->pad)) {
+			swiwarp_stat_inc(qp->sdev, SWIWARP_STAT_RX_CRC_ERRORS);
 			swiwarp_rx_fatal(qp, IWARP_TERM_LAYER_LLP,
 					 IWARP_TERM_ETYPE_MPA,
 					 IWARP_TERM_MPA_CRC, false);
 			return -EBADMSG;
 		}
 	}
+	/* header (DDP/RDMAP, all of a control message) and payload */
+	swiwarp_stat_inc(qp->sdev, SWIWARP_STAT_RX_FPDUS);
+	swiwarp_stat_add(qp->sdev, SWIWARP_STAT_RX_PAYLOAD_BYTES,
+			 rx->fpdu_len - (rx->hdr_have - IWARP_MPA_ULPDU_LEN_FIELD));
 	swiwarp_rx_segment_done(qp);
 	if (rx->state == SWIWARP_RX_ERROR)
 		return -EINVAL;

@@ -81,30 +81,6 @@ module_param(tx_copy_pages, bool, 0644);
 MODULE_PARM_DESC(tx_copy_pages,
 		 "let TCP copy Send/Write payload straight from the registered user pages instead of gathering it into the FPDU buffer first (default 1)");
 
-static atomic64_t zc_stat_wqes, zc_stat_fpdus, zc_stat_bytes, zc_stat_copied;
-
-static int swiwarp_zc_stats_get(char *buf, const struct kernel_param *kp)
-{
-	return scnprintf(buf, PAGE_SIZE,
-			 "wqes %lld fpdus %lld bytes %lld copied %lld\n",
-			 (long long)atomic64_read(&zc_stat_wqes),
-			 (long long)atomic64_read(&zc_stat_fpdus),
-			 (long long)atomic64_read(&zc_stat_bytes),
-			 (long long)atomic64_read(&zc_stat_copied));
-}
-
-static const struct kernel_param_ops swiwarp_zc_stats_ops = {
-	.get = swiwarp_zc_stats_get,
-};
-
-/*
- * Read-only: Send/Write WQEs sent zero-copy, their FPDUs, the payload
- * octets handed to TCP as page references, and the skbs whose zero-copy
- * pages the stack had to copy after all (zerocopy_success false).
- */
-module_param_cb(zcopy_tx_stats, &swiwarp_zc_stats_ops, NULL, 0444);
-MODULE_PARM_DESC(zcopy_tx_stats, "zero-copy Send/Write counters (read-only)");
-
 /*
  * The tracking object of one zero-copy WQE, or of a copied WQE that
  * retired behind one (tcp false).  Two owners: TCP, whose references are
@@ -149,8 +125,16 @@ static void swiwarp_zc_callback(struct sk_buff *skb, struct ubuf_info *uarg,
 	struct swiwarp_zc *zc = container_of(uarg, struct swiwarp_zc, ubuf);
 	unsigned long flags;
 
-	if (!zerocopy_success)
-		atomic64_inc(&zc_stat_copied);
+	/*
+	 * The stack copied these pages after all (rare): the lock keeps
+	 * the QP, and so its device, from going away while we count.
+	 */
+	if (unlikely(!zerocopy_success)) {
+		spin_lock_irqsave(&swiwarp_zc_lock, flags);
+		if (zc->qp)
+			swiwarp_stat_inc(zc->qp->sdev, SWIWARP_STAT_ZC_COPIED);
+		spin_unlock_irqrestore(&swiwarp_zc_lock, flags);
+	}
 	if (!refcount_dec_and_test(&uarg->refcnt))
 		return;
 	spin_lock_irqsave(&swiwarp_zc_lock, flags);
@@ -188,7 +172,7 @@ static struct swiwarp_zc *swiwarp_zc_alloc(struct swiwarp_qp *qp, bool tcp)
 	zc->ubuf.flags = SKBFL_ZEROCOPY_FRAG | SKBFL_DONT_ORPHAN;
 	refcount_set(&zc->owners, 2);
 	atomic_inc(&qp->zc_inflight);
-	atomic64_inc(&zc_stat_wqes);
+	swiwarp_stat_inc(qp->sdev, SWIWARP_STAT_ZC_WQES);
 	return zc;
 }
 
@@ -542,6 +526,7 @@ static void swiwarp_tx_frame(struct swiwarp_qp *qp, u32 ulpdu_len)
 	memset(buf + n, 0, pad);
 	n += pad;
 	qp->tx.buf_sent = 0;
+	qp->tx.payload = 0;
 	qp->tx.nfrag = 0;
 	qp->tx.more = false;
 	qp->tx.ubuf = NULL;
@@ -680,7 +665,7 @@ static int swiwarp_tx_send_piece(struct swiwarp_qp *qp, int flags)
 	if (f->page && tx->ubuf) {
 		rv = swiwarp_tx_send_zc(qp, i, off, flags);
 		if (rv > 0)
-			atomic64_add(rv, &zc_stat_bytes);
+			swiwarp_stat_add(qp->sdev, SWIWARP_STAT_ZC_BYTES, rv);
 		return rv;
 	}
 	if (tx->buf_sent + (f->len - off) < tx->buf_len)
@@ -1283,7 +1268,7 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 		qp->tx.zc = swiwarp_zc_alloc(qp, true);
 	if (n && qp->tx.zc && !swiwarp_tx_frame_sgl(qp, wqe, hlen, n)) {
 		qp->tx.ubuf = &qp->tx.zc->ubuf;
-		atomic64_inc(&zc_stat_fpdus);
+		swiwarp_stat_inc(qp->sdev, SWIWARP_STAT_ZC_FPDUS);
 		goto framed;
 	}
 
@@ -1333,6 +1318,7 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 	}
 	swiwarp_tx_frame(qp, hlen + n);
 framed:
+	qp->tx.payload = n;
 	wqe->processed += n;
 	*done = msg.ddp.last;
 	/* The Immediate Data message is still to come. */
@@ -1643,12 +1629,17 @@ static void swiwarp_tx_run(struct swiwarp_qp *qp, unsigned int budget)
 				swiwarp_tx_fail(qp, SWIWARP_WC_GENERAL_ERR);
 				return;
 			}
+			swiwarp_stat_inc(qp->sdev, SWIWARP_STAT_TX_FPDUS);
+			swiwarp_stat_add(qp->sdev, SWIWARP_STAT_TX_PAYLOAD_BYTES,
+					 qp->tx.payload);
 			if (qp->tx.last_of_wqe) {
 				qp->tx.last_of_wqe = false;
 				swiwarp_tx_wqe_done(qp);
 			}
 			if (qp->tx.term_done) {
 				qp->tx.term_done = false;
+				swiwarp_stat_term(qp->sdev, true,
+						  qp->tx.term_layer_etype >> 4);
 				down_write(&qp->state_lock);
 				if (qp->state == SWIWARP_QP_RTS)
 					qp->state = SWIWARP_QP_TERMINATE;

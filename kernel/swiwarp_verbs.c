@@ -857,6 +857,7 @@ int swiwarp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			*bad = wr;
 			return -EINVAL;
 		}
+		swiwarp_stat_inc(qp->sdev, SWIWARP_STAT_DOORBELLS);
 		swiwarp_sq_kick_direct(qp);
 		return 0;
 	}

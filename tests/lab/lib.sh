@@ -421,3 +421,27 @@ lab_loss_egress() {
 
 # lab_rdma_dev: name of the first RDMA device (for -d options).
 lab_rdma_dev() { ls /sys/class/infiniband 2>/dev/null | head -n 1; }
+
+# lab_hw_counters [DEV]: the device's counters (swiwarp's hw counters of
+# port 1, Documentation/kernel.md "Counters") as "name value" lines, read
+# through the RDMA core's netlink statistics (rdma statistic show link),
+# which is where users look; nothing when the device has none.
+lab_hw_counters() {
+	local dev=${1:-$(lab_rdma_dev)}
+	rdma statistic show link "$dev/1" 2>/dev/null |
+		awk '{ for (i = 1; i < NF; i++) if ($i ~ /^[a-z_]+$/ && $(i + 1) ~ /^[0-9]+$/) print $i, $(i + 1) }'
+}
+
+# lab_hw_counter NAME [DEV]: one counter, from sysfs (hw_counters/NAME);
+# empty when there is no such counter.
+lab_hw_counter() {
+	local dev=${2:-$(lab_rdma_dev)}
+	cat "/sys/class/infiniband/$dev/ports/1/hw_counters/$1" 2>/dev/null
+}
+
+# lab_ctr_delta BEFORE AFTER NAME: a counter's rise between two
+# lab_hw_counters snapshots (files); empty if either lacks it.
+lab_ctr_delta() {
+	awk -v n="$3" '$1 == n { v[FILENAME == ARGV[1] ? 1 : 2] = $2 }
+		END { if ((1 in v) && (2 in v)) print v[2] - v[1] }' "$1" "$2"
+}

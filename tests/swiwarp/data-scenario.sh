@@ -39,7 +39,7 @@
 #                Send/Write source the instant it completes) with 64 KB to
 #                4 MB messages while guest 2 (the client) drops 2% of its
 #                frames (netem), so TCP retransmits; zc-used-* checks that
-#                the zero-copy counters (zcopy_tx_stats) rose
+#                the device's zero-copy counter (zc_wqes) rose
 # Every check prints one PASS:/FAIL:/SKIP: line.
 source "$LAB_TOP/tests/lab/lib.sh"
 mode=${1:?usage: data-scenario.sh pair|interop|zc|imm|atomic VERIFY_BIN}
@@ -286,7 +286,7 @@ atomic_checks() {
 # Zero-copy Sends and Writes must not complete while TCP may still need
 # their pages: guest 2 sends (Send and Write, three SGEs at odd offsets,
 # poisoned on completion) through 2% loss; guest 1 checks every message.
-zc_stat() { awk '{ print $2 }' /sys/module/swiwarp/parameters/zcopy_tx_stats 2>/dev/null; }
+zc_stat() { lab_hw_counter zc_wqes "$dev"; }
 zc_loss() {
 	local before after zmin
 	before=$(zc_stat)
@@ -302,7 +302,7 @@ zc_loss() {
 		lab_loss_egress 0
 		echo "$zmin" >/sys/module/swiwarp/parameters/zcopy_tx_min
 		after=$(zc_stat)
-		echo "zcopy_tx_stats after the loss run: $(cat /sys/module/swiwarp/parameters/zcopy_tx_stats 2>/dev/null)"
+		echo "zero-copy counters after the loss run: $(lab_hw_counters "$dev" | grep '^zc_' | tr '\n' ' ')"
 		if [ -n "$before" ] && [ -n "$after" ] && [ "$after" -gt "$before" ]; then
 			lab_pass "$mode/zc-used-$me"
 		else

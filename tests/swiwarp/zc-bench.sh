@@ -51,7 +51,7 @@ for r in 1 2; do
 	one "s64k-zc-$r" ib_send_bw 65536 2000 16384
 done
 if [ "$LAB_ID" = 2 ]; then
-	echo "zcopy_tx_stats: $(cat /sys/module/swiwarp/parameters/zcopy_tx_stats)"
+	echo "zero-copy counters: $(lab_hw_counters | grep '^zc_' | tr '\n' ' ')"
 	# ratio zero-copy / copied per test, bandwidth and CPU ms per GiB
 	awk '{ split($1, t, "-"); k = t[1]; m = t[2]; bw[k, m] += $2; cpu[k, m] += $3; by[k, m] += $4; keys[k] = 1 }
 		END { for (k in keys) printf "%s: bandwidth zc/copy %.2f, sender CPU per byte zc/copy %.2f\n", k,
