@@ -4,7 +4,8 @@
 #   pair     swiwarp on 6.1 (guest 1) <-> swiwarp on 6.12 (guest 2),
 #            names "g1-6.1,g2-6.12/..." (6.1 on both without a 6.12 image):
 #            data-verify (multi-SGE, multi-FPDU Send,
-#            Write and Read content), rping -v -V 60 KB and 33333 B in both
+#            Write and Read content) with the device counters checked
+#            around it (rdma statistic show link), rping -v -V 60 KB and 33333 B in both
 #            roles, ib_read_bw -R 64 KiB with -q 1 and -q 2, RFC 7306
 #            atomics (ibv_devinfo ATOMIC_GLOB, ib_atomic_bw -R and
 #            ib_atomic_lat -R with FETCH_AND_ADD and CMP_AND_SWAP); the capture is

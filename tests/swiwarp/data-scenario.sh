@@ -40,6 +40,11 @@
 #                4 MB messages while guest 2 (the client) drops 2% of its
 #                frames (netem), so TCP retransmits; zc-used-* checks that
 #                the device's zero-copy counter (zc_wqes) rose
+#   counters-*   pair: the device counters (rdma statistic show link)
+#                around the first data-verify run: each guest's received
+#                FPDUs and payload bytes equal what the other sent, the
+#                client sent at least its Sends and Writes, the server its
+#                Read Responses, in at least bytes / (MTU - 40) FPDUs
 # Every check prints one PASS:/FAIL:/SKIP: line.
 source "$LAB_TOP/tests/lab/lib.sh"
 mode=${1:?usage: data-scenario.sh pair|interop|zc|imm|atomic VERIFY_BIN}
@@ -102,19 +107,71 @@ verify_pair() {
 	fi
 }
 
+# counted_verify SIZES: verify_pair verify 1 SIZES with the device
+# counters (lab_hw_counters) taken on both guests before and after, once
+# both programs have exited (the link is quiet then).  Guest 2, the
+# client, sends each size as a Send and as a Write, guest 1 each as Read
+# Responses; each guest checks what it sent and received against what the
+# other guest's counters say.
+counted_verify() {
+	local sizes=$1 sum me_pre me_post peer_pre peer_post d min mtu fp bytes why
+	local peer=$((3 - LAB_ID))
+	me_pre=$LAB_SHARED/ctr.pre.$LAB_ID me_post=$LAB_SHARED/ctr.post.$LAB_ID
+	peer_pre=$LAB_SHARED/ctr.pre.$peer peer_post=$LAB_SHARED/ctr.post.$peer
+	lab_hw_counters "$dev" >"$me_pre"
+	lab_barrier ctr-pre 300
+	verify_pair verify 1 "$sizes"
+	lab_nap 1
+	lab_hw_counters "$dev" >"$me_post"
+	lab_barrier ctr-post 300
+	if ! grep -q '^tx_payload_bytes ' "$me_post"; then
+		lab_fail "$mode/counters-$me" "no tx_payload_bytes in rdma statistic show link $dev/1: $(rdma statistic show link "$dev/1" 2>&1 | head -c 300)"
+		return
+	fi
+	tr '\n' ' ' <"$me_post"
+	echo
+	# what the other guest sent, this one received (both directions)
+	why=
+	for d in fpdus payload_bytes; do
+		[ "$(lab_ctr_delta "$me_pre" "$me_post" rx_$d)" = "$(lab_ctr_delta "$peer_pre" "$peer_post" tx_$d)" ] ||
+			why="$why rx_$d rose by $(lab_ctr_delta "$me_pre" "$me_post" rx_$d), g$peer's tx_$d by $(lab_ctr_delta "$peer_pre" "$peer_post" tx_$d);"
+	done
+	if [ -z "$why" ]; then lab_pass "$mode/counters-rx-is-peer-tx-$me"
+	else lab_fail "$mode/counters-rx-is-peer-tx-$me" "$why"; fi
+	sum=$(tr ',' '\n' <<<"$sizes" | awk '{ s += $1 } END { print s }')
+	min=$sum
+	[ "$LAB_ID" = 2 ] && min=$((2 * sum))
+	bytes=$(lab_ctr_delta "$me_pre" "$me_post" tx_payload_bytes)
+	if [ "${bytes:-0}" -ge "$min" ]; then
+		lab_pass "$mode/counters-tx-bytes-$me ($bytes >= $min)"
+	else
+		lab_fail "$mode/counters-tx-bytes-$me" "tx_payload_bytes rose by ${bytes:-nothing}, the payload was $min"
+	fi
+	mtu=$(cat /sys/class/net/eth0/mtu)
+	fp=$(lab_ctr_delta "$me_pre" "$me_post" tx_fpdus)
+	if [ "${fp:-0}" -gt 0 ] && [ "${fp:-0}" -ge $(((${bytes:-0} + mtu - 41) / (mtu - 40))) ]; then
+		lab_pass "$mode/counters-tx-fpdus-$me ($fp FPDUs, $((${bytes:-0} / fp)) B each)"
+	else
+		lab_fail "$mode/counters-tx-fpdus-$me" "tx_fpdus rose by ${fp:-nothing} for ${bytes:-0} B at MTU $mtu"
+	fi
+}
+
+# rx_terms: Terminates this guest's device received, all layers.
+rx_terms() { lab_hw_counters "$dev" | awk '$1 ~ /^rx_term_/ { s += $2 } END { print s + 0 }'; }
+
 # imm_pair TAG SERVER_ID [-n]: imm-verify with the server on SERVER_ID.
 imm_pair() {
 	local tag=$1 sid=$2 neg=${3:-} imm terms log
 	imm=$(dirname "$verify")/imm-verify
-	terms=$(dmesg | grep -c 'Terminate from peer')
+	terms=$(rx_terms)
 	next_port
 	run_pair "$tag" "$sid" 120 "$imm" -s "192.0.2.$sid" -p $port $neg -- \
 		"$imm" -c "192.0.2.$sid" -p $port $neg
 	if [ "$LAB_ID" = "$sid" ]; then log=$work/$tag-s.log; else log=$work/$tag-c.log; fi
 	# A Terminate from the peer (siw answering an opcode it does not
-	# know) shows in swiwarp's log even if both programs got through.
-	if [ "$(dmesg | grep -c 'Terminate from peer')" != "$terms" ]; then
-		lab_fail "$mode/$tag-$me" "Terminate from the peer: $(lab_klog)"
+	# know) shows in swiwarp's counters even if both programs got through.
+	if [ "$(rx_terms)" != "$terms" ]; then
+		lab_fail "$mode/$tag-$me" "Terminate from the peer ($terms -> $(rx_terms) received): $(lab_klog)"
 	elif [ $((rc_s + rc_c)) -eq 0 ] && grep -q '^PASSED' "$log"; then
 		lab_pass "$mode/$tag-$me"
 	else
@@ -322,7 +379,7 @@ pair)
 	load_driver swiwarp
 	syn_delay
 	lab_barrier loaded 600
-	verify_pair verify 1 "${DATA_SIZES:-17,4095,4097,9000,60000,65536,131101,1000003}"
+	counted_verify "${DATA_SIZES:-17,4095,4097,9000,60000,65536,131101,1000003}"
 	imm_pair imm 1
 	atomic_checks
 	rping_pair rping-60k 1 5 60000
