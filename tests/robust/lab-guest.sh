@@ -4,8 +4,9 @@
 #            iWARP listener, then the protection-test server.
 #   guest 2: the attacker: tools/hostile against guest 1, then an ordinary
 #            rping, then the protection-test client.
-# Guest 1 also compares /proc/slabinfo before and after, and unloads the
-# module at the end.
+# Guest 1 also compares /proc/slabinfo before and after, checks its device
+# counters (swiwarp: hostile_counters below), and unloads the module at the
+# end.
 #
 # Environment (passed through from the suite):
 #   ROBUST_DEV=swiwarp|siw   the device under test (default swiwarp)
@@ -43,6 +44,43 @@ SWIWARP_MODPARAMS="mpa_timeout_ms=$mpa_ms" lab_verbs_up "$dev_kind" "$p" || exit
 source "$LAB_TOP/tests/robust/slab-lib.sh"
 slab_open '^(TCP|tw_sock_TCP|request_sock_TCP|sock_inode_cache|kmalloc-|skbuff_|swiwarp|siw|ib_|rdma)'
 
+# hostile_counters: guest 1's device counters across the hostile run
+# (before: $LAB_OUT/ctr.before; the attacker's log: $sh/hostile.out).
+# Every fpdu.bad_crc case is an MPA CRC error here and each CRC error an
+# LLP (MPA) Terminate sent; fpdu.write_bad_stag is a DDP Terminate; the
+# malformed (mpa.bad_key, mpa.bad_rev, mpa.garbage) and missing
+# (mpa.silent) MPA Requests are MPA failures.  Other cases may add to each
+# counter (random garbage can hit any of them): at least, not exactly.
+hostile_counters() {
+	local b=$LAB_OUT/ctr.before a=$LAB_OUT/ctr.after crc mpa ddp fails n_crc n_stag n_mpa
+	sleep 1
+	lab_hw_counters >"$a"
+	tr '\n' ' ' <"$a"
+	echo
+	n_crc=$(grep -c '^case [0-9]* *fpdu\.bad_crc ' "$sh/hostile.out")
+	n_stag=$(grep -c '^case [0-9]* *fpdu\.write_bad_stag ' "$sh/hostile.out")
+	n_mpa=$(grep -cE '^case [0-9]* *mpa\.(bad_key|bad_rev|garbage|silent) ' "$sh/hostile.out")
+	crc=$(lab_ctr_delta "$b" "$a" rx_crc_errors)
+	mpa=$(lab_ctr_delta "$b" "$a" tx_term_mpa)
+	ddp=$(lab_ctr_delta "$b" "$a" tx_term_ddp)
+	fails=$(lab_ctr_delta "$b" "$a" mpa_failures)
+	if [ "$n_crc" -gt 0 ] && [ "${crc:-0}" -ge "$n_crc" ] && [ "${mpa:-0}" -ge "${crc:-0}" ]; then
+		lab_pass "$p.counters.crc ($n_crc bad_crc cases: rx_crc_errors +$crc, tx_term_mpa +$mpa)"
+	else
+		lab_fail "$p.counters.crc" "$n_crc fpdu.bad_crc cases, rx_crc_errors rose by ${crc:-?}, tx_term_mpa by ${mpa:-?}"
+	fi
+	if [ "$n_stag" -gt 0 ] && [ "${ddp:-0}" -ge "$n_stag" ]; then
+		lab_pass "$p.counters.bad_stag ($n_stag write_bad_stag cases: tx_term_ddp +$ddp)"
+	else
+		lab_fail "$p.counters.bad_stag" "$n_stag fpdu.write_bad_stag cases, tx_term_ddp rose by ${ddp:-?}"
+	fi
+	if [ "$n_mpa" -gt 0 ] && [ "${fails:-0}" -ge "$n_mpa" ]; then
+		lab_pass "$p.counters.mpa_failures ($n_mpa malformed or missing Requests: mpa_failures +$fails)"
+	else
+		lab_fail "$p.counters.mpa_failures" "$n_mpa malformed or missing MPA Requests, mpa_failures rose by ${fails:-?}"
+	fi
+}
+
 lab_barrier up 300 || { lab_fail "$p.barrier.g$LAB_ID" "peer never came up"; lab_finish; }
 
 if [ "$LAB_ID" = 1 ]; then
@@ -54,8 +92,10 @@ if [ "$LAB_ID" = 1 ]; then
 	sync
 	slab_snapshot "$LAB_OUT/slab.before"
 	grep -E '^(TCP|swiwarp)' "$LAB_OUT/slab.before" || true
+	[ "$dev_kind" = swiwarp ] && lab_hw_counters >"$LAB_OUT/ctr.before"
 	lab_barrier listen 300
 	lab_barrier hostile-done 900
+	[ "$dev_kind" = swiwarp ] && hostile_counters
 	lab_barrier rping-done 300
 
 	# protection tests: fresh listener on another port

@@ -26,11 +26,15 @@
  * PASS:/FAIL: lines: robust.neg.<case> from the client and
  * robust.neg.<case>.server from the server.
  *
- * Where a case must make the target send a Terminate, the server reads the
- * kernel log (swiwarp logs "RX error layer L type T code C" for every
- * Terminate it sends) and checks layer/type/code against RFC 5040 §7 /
- * RFC 5041 §7; the client checks that the same Terminate arrived ("Terminate
- * from peer").  NEG_NOTERM=1 skips these log checks (for upstream siw).
+ * Where a case must make the target send a Terminate, the server checks
+ * that its device's counter of Terminates sent for the expected layer
+ * (tx_term_rdmap/ddp/mpa) rose by one and the others did not, and the
+ * client the same of its Terminates received (rx_term_*): hwctr.h.  The
+ * counters do not say type and code, so those still come from the kernel
+ * log (swiwarp logs "RX error layer L type T code C" for every Terminate
+ * it sends, "Terminate from peer: ..." for every one it receives), checked
+ * against RFC 5040 §7 / RFC 5041 §7.  NEG_NOTERM=1 skips both (for
+ * upstream siw, which has neither).
  *
  * "big" adds a 1 GiB MR on both sides to the MR-size case (the guests need
  * about 2 GiB of memory).
@@ -58,6 +62,7 @@
 #include <rdma/ib_user_verbs.h>
 
 #include "lab-verbs.h"
+#include "hwctr.h"
 #include "kmsg.h"
 
 #define EVENT_MS 60000
@@ -171,7 +176,8 @@ static const struct scase *find_case(const char *name)
 	return NULL;
 }
 
-static int term_check(int kfd, int sent, const struct scase *sc, char *why, size_t wl)
+static int term_check(int kfd, const struct term_ctr *tc, int sent, const struct scase *sc,
+		      char *why, size_t wl)
 {
 	int l, t, c, r;
 
@@ -193,7 +199,7 @@ static int term_check(int kfd, int sent, const struct scase *sc, char *why, size
 	}
 	printf("neg: %s: Terminate %s layer %d type %d code %d as expected\n", sc->name,
 	       sent ? "sent" : "received", l, t, c);
-	return 0;
+	return term_ctr_check(tc, sc->term_l, 3000, why, wl);
 }
 
 /* ---- server ---------------------------------------------------------- */
@@ -203,6 +209,7 @@ struct sconn {
 	struct rdma_cm_id *id;
 	struct ibv_mr *mr_tgt, *mr_rx, *mr_victim, *mr_victim2;
 	int kfd;
+	struct term_ctr tc;
 	int rx_posted, rx_done, rx_flushed, rx_other, rx_err_status;
 	bool dereg_done;
 };
@@ -319,7 +326,7 @@ static void server_finish(struct sconn *s, struct ibv_cq *cq)
 		}
 	}
 	if (!bad)
-		bad = term_check(s->kfd, 1, sc, why, sizeof(why));
+		bad = term_check(s->kfd, &s->tc, 1, sc, why, sizeof(why));
 	if (bad)
 		printf("FAIL: robust.neg.%s.server [%s]\n", sc->name, why);
 	else
@@ -462,6 +469,7 @@ static int server(const char *addr, const char *port, int nconn)
 			s.sc = find_case(name);
 			s.id = id;
 			s.kfd = kmsg_open();
+			term_ctr_open(&s.tc, id->verbs, 1);
 			server_fill();
 			s.mr_tgt = ibv_reg_mr(pd, tgt_region + PG, TGT, rw);
 			s.mr_rx = ibv_reg_mr(pd, rxbuf, sizeof(rxbuf), IBV_ACCESS_LOCAL_WRITE);
@@ -534,6 +542,7 @@ struct cctx {
 	uint8_t *buf;		/* 2 MiB, registered */
 	struct ninfo inf;
 	int kfd;
+	struct term_ctr tc;
 };
 
 #define CBUF (2 * TGT)
@@ -581,6 +590,7 @@ static int cconnect(struct cctx *x, struct rdma_addrinfo *ai, const char *name, 
 	}
 	x->qp = x->id->qp;
 	x->kfd = kmsg_open();
+	term_ctr_open(&x->tc, x->id->verbs, 0);
 	if (rdma_connect(x->id, &cp)) {
 		snprintf(why, wl, "connect: %s", strerror(errno));
 		return 1;
@@ -661,7 +671,7 @@ static int c_no_buffer(struct cctx *x, const struct scase *sc, char *why, size_t
 	printf("neg: %s: send %s, read behind it %s\n", sc->name,
 	       st1 >= 0 ? ibv_wc_status_str(st1) : "none",
 	       st2 >= 0 ? ibv_wc_status_str(st2) : st2 == -3 ? "refused by post" : "not run");
-	return term_check(x->kfd, 0, sc, why, wl);
+	return term_check(x->kfd, &x->tc, 0, sc, why, wl);
 }
 
 /* QP error flush, local: every posted WR comes back, receives flushed. */
@@ -905,7 +915,8 @@ static int c_inval(struct cctx *x, bool write, char *why, size_t wl)
 	printf("neg: inval_%s: op %s, fence %s\n", write ? "write" : "read",
 	       st1 >= 0 ? ibv_wc_status_str(st1) : "none",
 	       st2 >= 0 ? ibv_wc_status_str(st2) : st2 == -3 ? "refused" : "not run");
-	return term_check(x->kfd, 0, find_case(write ? "inval_write" : "inval_read"), why, wl);
+	return term_check(x->kfd, &x->tc, 0, find_case(write ? "inval_write" : "inval_read"), why,
+			  wl);
 }
 
 /* MRs from 1 byte to 1 GiB: first and last byte of each, both ways. */
