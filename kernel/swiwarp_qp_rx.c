@@ -77,8 +77,7 @@ static void swiwarp_rx_fatal(struct swiwarp_qp *qp, u8 layer, u8 etype,
 	pr_info_ratelimited("swiwarp: QP %u: RX error layer %u type %u code %u (op %u)\n",
 			    qp->id, layer, etype, ecode, rx->opcode);
 	swiwarp_send_terminate(qp, (layer << 4) | etype, ecode,
-			       with_hdr ? rx->hdr + IWARP_MPA_ULPDU_LEN_FIELD :
-			       NULL, with_hdr ? hl : 0);
+			       with_hdr ? rx->hdr : NULL, with_hdr ? hl : 0);
 }
 
 static void rx_term_tagged(struct swiwarp_qp *qp, u8 code)

@@ -416,12 +416,16 @@ void swiwarp_sq_kick_direct(struct swiwarp_qp *qp)
 
 /*
  * Queue a Terminate (RFC 5040 section 4.8).  layer_etype holds the layer
- * in the high and the error type in the low nibble.  hdr, if given, is
- * the DDP header of the offending segment (14 or 18 bytes) whose ULPDU
- * length was seg_len.  Any context; only the first Terminate is sent.
+ * in the high and the error type in the low nibble.  seg, if given, is
+ * the offending FPDU from its MPA ULPDU Length field on, followed by its
+ * DDP header of ddp_hdr_len (14 or 18) bytes.  The ULPDU Length is the
+ * length of the DDP Segment (header and payload, RFC 5041's definition),
+ * which is what the Terminate's "DDP Segment Length" reports; Intel's
+ * irdma copies the same field (upstream siw reports the payload only).
+ * Any context; only the first Terminate is sent.
  */
 void swiwarp_send_terminate(struct swiwarp_qp *qp, u8 layer_etype, u8 ecode,
-			    const u8 *hdr, u32 hdr_len)
+			    const u8 *seg, u32 ddp_hdr_len)
 {
 	unsigned long flags;
 
@@ -431,10 +435,12 @@ void swiwarp_send_terminate(struct swiwarp_qp *qp, u8 layer_etype, u8 ecode,
 		qp->tx.term_layer_etype = layer_etype;
 		qp->tx.term_ecode = ecode;
 		qp->tx.term_hdr_len = 0;
-		if (hdr && (hdr_len == IWARP_DDP_TAGGED_HDR_LEN ||
-			    hdr_len == IWARP_DDP_UNTAGGED_HDR_LEN)) {
-			memcpy(qp->tx.term_hdr, hdr, hdr_len);
-			qp->tx.term_hdr_len = hdr_len;
+		if (seg && (ddp_hdr_len == IWARP_DDP_TAGGED_HDR_LEN ||
+			    ddp_hdr_len == IWARP_DDP_UNTAGGED_HDR_LEN)) {
+			qp->tx.term_seg_len = iwarp_get_be16(seg);
+			memcpy(qp->tx.term_hdr, seg + IWARP_MPA_ULPDU_LEN_FIELD,
+			       ddp_hdr_len);
+			qp->tx.term_hdr_len = ddp_hdr_len;
 		}
 	}
 	spin_unlock_irqrestore(&qp->orq_lock, flags);
@@ -1067,7 +1073,7 @@ static int swiwarp_tx_build_term(struct swiwarp_qp *qp)
 	if (qp->tx.term_hdr_len) {
 		msg.term.flag_m = true;
 		msg.term.flag_d = true;
-		msg.term.ddp_seg_len = qp->tx.term_hdr_len;
+		msg.term.ddp_seg_len = qp->tx.term_seg_len;
 		msg.term.ddp_hdr = qp->tx.term_hdr;
 		msg.term.ddp_hdr_len = qp->tx.term_hdr_len;
 	}

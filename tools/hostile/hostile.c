@@ -102,6 +102,7 @@ struct outcome {
 	uint8_t reply_rev;
 	bool term;
 	struct iwarp_term t;
+	bool term_len_bad;	/* its DDP Segment Length is not the segment's */
 	bool closed, reset, hang, garbage;
 	bool setup_failed;	/* the valid part before the bad one failed */
 	bool read_req;		/* an RDMA Read Request arrived */
@@ -111,12 +112,23 @@ struct outcome {
 	char note[160];
 };
 
+/* One DDP Segment we sent: its length and its DDP header. */
+struct sent_seg {
+	uint16_t len;		/* MPA ULPDU Length: DDP header + payload */
+	uint8_t hdr_len;	/* 14 tagged, 18 untagged */
+	uint8_t hdr[IWARP_DDP_UNTAGGED_HDR_LEN];
+};
+
+#define SENT_SEGS 64
+
 /* Stream reader: first the MPA Reply, then FPDUs (CRC on, no markers). */
 struct conn {
 	int fd;
 	bool after_reply;	/* Reply consumed, FPDUs follow */
 	uint8_t buf[256 * 1024];
 	size_t len;
+	struct sent_seg sent[SENT_SEGS]; /* the last SENT_SEGS we sent */
+	unsigned int nsent;
 };
 
 static void note(struct outcome *o, const char *fmt, ...)
@@ -129,6 +141,37 @@ static void note(struct outcome *o, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(o->note + n, sizeof(o->note) - n, fmt, ap);
 	va_end(ap);
+}
+
+/*
+ * A Terminate that copies the DDP header of a segment we sent must give
+ * that segment's length (RFC 5040 4.8 "DDP Segment Length"; a DDP Segment
+ * is header and payload, RFC 5041), i.e. the ULPDU Length we framed it
+ * with.  Several sent segments can share a header (a flood of equal
+ * frames); any of them with the reported length will do.  A copy of a
+ * header we never framed through tx_fpdu() is not judged here.
+ */
+static void check_term_seg_len(const struct conn *c, struct outcome *o,
+			       const struct iwarp_term *t)
+{
+	unsigned int i, n = c->nsent < SENT_SEGS ? c->nsent : SENT_SEGS;
+	int want = -1;
+
+	if (!t->flag_m || !t->flag_d)
+		return;
+	for (i = 0; i < n; i++) {
+		const struct sent_seg *s = &c->sent[i];
+
+		if (s->hdr_len != t->ddp_hdr_len || memcmp(s->hdr, t->ddp_hdr, s->hdr_len))
+			continue;
+		if (s->len == t->ddp_seg_len)
+			return;
+		want = s->len;
+	}
+	if (want >= 0) {
+		o->term_len_bad = true;
+		note(o, "term-seg-len %u, the segment's %d ", t->ddp_seg_len, want);
+	}
 }
 
 /* Digest whatever complete frames are buffered. */
@@ -175,6 +218,7 @@ static void digest(struct conn *c, struct outcome *o)
 			} else if (m.opcode == IWARP_OP_TERMINATE && !o->term) {
 				o->term = true;
 				o->t = m.term;
+				check_term_seg_len(c, o, &m.term);
 			} else if (m.opcode == IWARP_OP_READ_REQUEST && !o->read_req) {
 				o->read_req = true;
 				o->rreq = m.rreq;
@@ -314,9 +358,15 @@ static int tx_fpdu(struct conn *c, const uint8_t *ulpdu, size_t len, bool bad_cr
 {
 	static uint8_t f[70000];
 	int n = iwarp_fpdu_encode(f, sizeof(f), ulpdu, len, true);
+	struct sent_seg *s = &c->sent[c->nsent++ % SENT_SEGS];
 
 	if (n < 0)
 		return n;
+	s->len = (uint16_t)len;
+	s->hdr_len = (uint8_t)(len ? iwarp_ddp_hdr_len(ulpdu[0] & IWARP_DDP_FLAG_TAGGED) : 0);
+	if (s->hdr_len > len)
+		s->hdr_len = 0; /* shorter than a DDP header: nothing to match */
+	memcpy(s->hdr, ulpdu, s->hdr_len);
 	if (bad_crc)
 		f[n - 1] ^= 0x5a;
 	return tx(c, f, (size_t)n);
@@ -1082,6 +1132,8 @@ static bool judge(const struct hcase *hc, int rc, struct outcome *o)
 {
 	enum reaction r = main_reaction(o);
 
+	if (o->term_len_bad)
+		return false;
 	if (rc == 2) /* a valid exchange: anything but a Terminate */
 		return !o->term;
 	if (o->setup_failed) {
