@@ -6,8 +6,10 @@
 # servers (rping -P, ucmatose, rdma_server, ib_write_bw -R) on guest 1 are
 # reached through each device's addresses, IPv4 and IPv6 (global,
 # link-local, v4-mapped), with data verified where the tool allows;
-# addresses added and removed during a listen; no listener left and a
-# clean unload at the end.  Guest side: tests/swiwarp/netconf-scenario.sh.
+# addresses added and removed during a listen; an MTU change on a live
+# link (1500 -> 9000 -> 1500: the old connection keeps moving verified
+# data, new ones follow the new MSS by the device counters); no listener
+# left and a clean unload at the end.  Guest side: tests/swiwarp/netconf-scenario.sh.
 # The lab's dmesg scanner fails the run on any kernel warning.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)

@@ -16,14 +16,18 @@
 # listener may be left and the module must unload.
 # A listen on one address (IPv4 on the VLAN, IPv6 on eth0) still has its
 # one socket there and serves.
-# NETCONF_PARTS (default "listen v4 specific v6 end") picks parts, for
+# An MTU change on a live link (part mtu): a connection made at MTU 1500
+# stays up and keeps moving verified data while eth0 goes to 9000 and back
+# on both guests; new connections made at 9000 and back at 1500 carry
+# FPDUs of the new MSS, measured with the device counters.
+# NETCONF_PARTS (default "listen v4 specific v6 mtu end") picks parts, for
 # debugging.  Each part prints the guest's seconds since boot as it starts
 # (the suite must stay within its time budget).
 source "$LAB_TOP/tests/lab/lib.sh"
 me=g$LAB_ID
 work=$LAB_OUT/netconf
 mkdir -p "$work"
-parts=" ${NETCONF_PARTS:-listen v4 specific v6 end} "
+parts=" ${NETCONF_PARTS:-listen v4 specific v6 mtu end} "
 part() {
 	[[ $parts == *" $1 "* ]] || return 1
 	echo "$me: part $1 at $(cut -d. -f1 /proc/uptime) s"
@@ -250,10 +254,109 @@ if part v6; then
 	step rdma-server-v6-global 1 7471 plain "rdma_server -s ::0" "rdma_client -s fd00:100::1"
 fi
 
+# ---------------------------------------------- MTU change on a live link
+# The old connection: an endless rping (200-byte pings, verified by both
+# sides, guest 2 the client) over eth0, made at MTU 1500.  Around each
+# measurement of a new connection it is stopped (SIGSTOP, then 2 s for
+# the ping in flight to end, and both guests take their counters only
+# then, and again before it goes on), so that the device counters see the
+# new connection alone.  A new connection is rping -C 20 -S 65000 (1.3 MB of
+# verified Read Responses from the client, as much of Writes from the
+# server); each guest divides its tx_payload_bytes by its tx_fpdus rise.
+# 65000-byte pings carry one or two small control FPDUs each (Sends, the
+# Read Request), so the mean stays a little under the largest payload:
+# 1428 (MSS 1448: timestamps) at 1500, 8916 at 9000.
+if part mtu; then
+	opid= oport=7180
+	old_pings() { grep -c '^ping data: ' "$work/mtu-old.log" 2>/dev/null; }
+	# old_moves WHEN: guest 2 checks that the old connection's pings go on
+	old_moves() {
+		local n0 n1 t
+		[ "$i" = 2 ] || return 0
+		n0=$(old_pings)
+		for t in $(seq 100); do
+			n1=$(old_pings)
+			[ "$n1" -ge $((n0 + 5)) ] && break
+			sleep 0.2
+		done
+		if [ "$n1" -ge $((n0 + 5)) ] && kill -0 "$opid" 2>/dev/null; then
+			lab_pass "netconf/mtu-old-conn-$1 ($n0 -> $n1 pings)"
+		else
+			lab_fail "netconf/mtu-old-conn-$1" "old rping: $n0 -> $n1 pings in 20 s$(kill -0 "$opid" 2>/dev/null || echo ', the client exited'): $(grep -v 'ping data' "$work/mtu-old.err" | tail -n 2 | tr '\n' ' ' | cut -c1-200)"
+		fi
+	}
+	# set_mtu MTU: on both guests, the old connection still up
+	set_mtu() {
+		lab_barrier "mtu-set-$1" 200
+		if ip link set dev eth0 mtu "$1" && [ "$(cat /sys/class/net/eth0/mtu)" = "$1" ]; then
+			lab_pass "netconf/mtu-set-$1-$me"
+		else
+			lab_fail "netconf/mtu-set-$1-$me" "ip link set dev eth0 mtu $1: eth0 has $(cat /sys/class/net/eth0/mtu), max $(ip -d link show eth0 | grep -o 'maxmtu [0-9]*')"
+		fi
+		lab_barrier "mtu-done-$1" 200
+	}
+	# new_conn MTU MIN MAX: a new connection's mean FPDU payload on each
+	# guest, the old connection stopped meanwhile
+	new_conn() {
+		local mtu=$1 lo=$2 hi=$3 pre=$work/mtu-$1.pre post=$work/mtu-$1.post b f
+		[ "$i" = 2 ] && kill -STOP "$opid"
+		sleep 2
+		lab_barrier "mtu-quiet-$mtu" 200
+		lab_hw_counters swiwarp0 >"$pre"
+		step "mtu-$mtu-new-conn" 1 $((oport + 1)) rping:20:65000 \
+			"rping -s -a 192.0.2.1 -p $((oport + 1)) -C 20 -S 65000 -V -v" \
+			"rping -c -a 192.0.2.1 -p $((oport + 1)) -C 20 -S 65000 -V -v"
+		sleep 1
+		lab_hw_counters swiwarp0 >"$post"
+		lab_barrier "mtu-counted-$mtu" 200
+		[ "$i" = 2 ] && kill -CONT "$opid"
+		b=$(lab_ctr_delta "$pre" "$post" tx_payload_bytes)
+		f=$(lab_ctr_delta "$pre" "$post" tx_fpdus)
+		if [ "${b:-0}" -ge 1048576 ] && [ "${f:-0}" -gt 0 ] &&
+			[ $((b / f)) -gt "$lo" ] && [ $((b / f)) -le "$hi" ]; then
+			lab_pass "netconf/mtu-$mtu-fpdu-size-$me ($b B in $f FPDUs: $((b / f)) B each)"
+		else
+			lab_fail "netconf/mtu-$mtu-fpdu-size-$me" "${b:-?} B in ${f:-?} FPDUs$([ "${f:-0}" -gt 0 ] && echo ": $((b / f)) B each"), want at least 1 MiB at more than $lo and at most $hi B each"
+		fi
+	}
+	if [ "$i" = 1 ]; then
+		stdbuf -oL rping -s -a 192.0.2.1 -p $oport -V -v -S 200 >"$work/mtu-old-server.log" 2>&1 &
+		opid=$!
+		lab_wait_listen $oport 30 || lab_fail netconf/mtu-old-listen "nothing listens on port $oport"
+	fi
+	lab_barrier mtu-old-listen 200
+	if [ "$i" = 2 ]; then
+		stdbuf -oL rping -c -a 192.0.2.1 -p $oport -V -v -S 200 >"$work/mtu-old.log" 2>"$work/mtu-old.err" &
+		opid=$!
+	fi
+	old_moves at-1500
+	set_mtu 9000
+	old_moves at-9000
+	new_conn 9000 4096 8948
+	old_moves after-9000-conn
+	set_mtu 1500
+	old_moves back-at-1500
+	new_conn 1500 1200 1448
+	old_moves after-1500-conn
+	lab_barrier mtu-end 200
+	if [ "$i" = 2 ]; then
+		kill "$opid" 2>/dev/null
+		wait "$opid" 2>/dev/null
+		why=$(rping_log_why "$work/mtu-old.log" "$(old_pings)" 200 "ping data: ")
+		if [ -z "$why" ]; then lab_pass "netconf/mtu-old-conn-verified ($(old_pings) pings)"
+		else lab_fail netconf/mtu-old-conn-verified "$why"; fi
+	fi
+	lab_barrier mtu-old-stopped 200
+	if [ "$i" = 1 ]; then
+		kill "$opid" 2>/dev/null
+		wait "$opid" 2>/dev/null
+	fi
+fi
+
 # ------------------------------------------- nothing left, clean unload
 if part end; then
 	lab_barrier end 200
-	left=$(ss -Hltn | awk '{ print $4 }' | grep -E ':(7174|7176|7471|18515)$')
+	left=$(ss -Hltn | awk '{ print $4 }' | grep -E ':(7174|7176|7180|7181|7471|18515)$')
 	if [ -z "$left" ]; then lab_pass "netconf/no-listener-left-$me"
 	else lab_fail "netconf/no-listener-left-$me" "$(echo "$left" | tr '\n' ' ')"; fi
 	for d in $(rdma link show | awk '{ print $2 }' | cut -d/ -f1); do
