@@ -120,6 +120,7 @@ struct swiwarp_dev {
 	u32 mem_next;			/* cyclic allocation cursor */
 	atomic_t num_qp, num_cq, num_pd, num_mr, num_srq, num_ctx;
 	struct work_struct netdev_down;
+	bool netdev_gone;		/* unregistered or moved: no new listens */
 };
 
 struct swiwarp_ucontext {
@@ -633,6 +634,7 @@ void swiwarp_rx_cleanup(struct swiwarp_qp *qp);
 /* swiwarp_cm.c */
 int swiwarp_cm_init(void);
 void swiwarp_cm_dev_cleanup(struct swiwarp_dev *sdev);
+void swiwarp_cm_netdev_gone(struct swiwarp_dev *sdev);
 void swiwarp_cm_exit(void);
 int swiwarp_connect(struct iw_cm_id *id, struct iw_cm_conn_param *p);
 int swiwarp_accept(struct iw_cm_id *id, struct iw_cm_conn_param *p);

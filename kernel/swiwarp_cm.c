@@ -1463,7 +1463,7 @@ struct swiwarp_listen {
 	bool wildcard;
 	bool afonly;
 	struct list_head ceps;		/* listening ceps, on cep->lnode */
-	struct list_head item;		/* wildcard: on swiwarp_listens */
+	struct list_head item;		/* on swiwarp_listens */
 };
 
 static LIST_HEAD(swiwarp_listens);
@@ -1713,6 +1713,8 @@ static void swiwarp_listen_close_cep(struct swiwarp_cep *cep)
 	swiwarp_cep_put(cep);
 }
 
+static void swiwarp_listen_close_all(struct swiwarp_listen *l);
+
 /*
  * Make a wildcard listen's sockets match its netdev's addresses now.
  * Returns the first error of a socket that could not listen (the others
@@ -1724,6 +1726,11 @@ static int swiwarp_listen_sync(struct swiwarp_listen *l)
 	struct sockaddr_storage *a;
 	int i, n, rv = 0;
 
+	/* Its netdev went or left the namespace: listen nowhere. */
+	if (READ_ONCE(l->sdev->netdev_gone)) {
+		swiwarp_listen_close_all(l);
+		return -ENODEV;
+	}
 	a = kcalloc(SWIWARP_LISTEN_MAX_ADDRS, sizeof(*a), GFP_KERNEL);
 	if (!a)
 		return -ENOMEM;
@@ -1765,7 +1772,8 @@ static void swiwarp_listen_sync_all(struct work_struct *w)
 
 	mutex_lock(&swiwarp_listen_mutex);
 	list_for_each_entry(l, &swiwarp_listens, item)
-		swiwarp_listen_sync(l);
+		if (l->wildcard)
+			swiwarp_listen_sync(l);
 	mutex_unlock(&swiwarp_listen_mutex);
 }
 
@@ -1791,7 +1799,7 @@ static struct notifier_block swiwarp_inet6addr_nb = {
 	.notifier_call = swiwarp_addr_event,
 };
 
-/* Called with swiwarp_listen_mutex; l is off swiwarp_listens. */
+/* Close every socket of l.  Called with swiwarp_listen_mutex. */
 static void swiwarp_listen_close_all(struct swiwarp_listen *l)
 {
 	struct swiwarp_cep *cep, *tmp;
@@ -1825,6 +1833,8 @@ int swiwarp_create_listen(struct iw_cm_id *id, int backlog)
 	mutex_lock(&swiwarp_listen_mutex);
 	if (l->wildcard)
 		rv = swiwarp_listen_sync(l);
+	else if (READ_ONCE(l->sdev->netdev_gone))
+		rv = -ENODEV;
 	else
 		rv = swiwarp_listen_add(l, laddr);
 	if (rv) {
@@ -1834,8 +1844,7 @@ int swiwarp_create_listen(struct iw_cm_id *id, int backlog)
 		kfree(l);
 		return rv;
 	}
-	if (l->wildcard)
-		list_add_tail(&l->item, &swiwarp_listens);
+	list_add_tail(&l->item, &swiwarp_listens);
 	id->provider_data = l;
 	mutex_unlock(&swiwarp_listen_mutex);
 	return 0;
@@ -1859,6 +1868,24 @@ int swiwarp_destroy_listen(struct iw_cm_id *id)
 	 */
 	schedule_work(&swiwarp_listen_sync_work);
 	return 0;
+}
+
+/*
+ * The device's netdev is being unregistered or moved to another network
+ * namespace (sdev->netdev_gone is set): close every listening socket of
+ * the device's listens now, while their namespace surely exists (kernel
+ * sockets hold no reference on it).  The listens themselves stay until
+ * the device's unregistration destroys them.
+ */
+void swiwarp_cm_netdev_gone(struct swiwarp_dev *sdev)
+{
+	struct swiwarp_listen *l;
+
+	mutex_lock(&swiwarp_listen_mutex);
+	list_for_each_entry(l, &swiwarp_listens, item)
+		if (l->sdev == sdev)
+			swiwarp_listen_close_all(l);
+	mutex_unlock(&swiwarp_listen_mutex);
 }
 
 /*
@@ -1917,7 +1944,7 @@ void swiwarp_cm_exit(void)
 	destroy_workqueue(swiwarp_cm_wq);
 	/* Every device is gone, so every listen and connection is too. */
 	WARN(!list_empty(&swiwarp_listens),
-	     "swiwarp: a wildcard listen outlived its device\n");
+	     "swiwarp: a listen outlived its device\n");
 	WARN(atomic_read(&swiwarp_ceps_live),
 	     "swiwarp: %d connection endpoint(s) leaked\n",
 	     atomic_read(&swiwarp_ceps_live));

@@ -78,6 +78,7 @@ static const struct ib_device_ops swiwarp_dev_ops = {
 	.destroy_cq = swiwarp_destroy_cq,
 	.destroy_qp = swiwarp_destroy_qp,
 	.destroy_srq = swiwarp_destroy_srq,
+	.disassociate_ucontext = swiwarp_disassociate_ucontext,
 	.get_dma_mr = swiwarp_get_dma_mr,
 	.get_hw_stats = swiwarp_get_hw_stats,
 	.get_port_immutable = swiwarp_get_port_immutable,
@@ -188,6 +189,21 @@ static int swiwarp_netdev_event(struct notifier_block *nb,
 		swiwarp_port_event(sdev, IB_EVENT_PORT_ERR);
 		break;
 	case NETDEV_UNREGISTER:
+		/*
+		 * A move to another network namespace sends this event too,
+		 * with the netdev still NETREG_REGISTERED (6.1 and 6.12,
+		 * __dev_change_net_namespace()); a real unregistration has
+		 * set NETREG_UNREGISTERING.  The device's sockets live in the
+		 * netdev's old namespace, which may be on its way out (ip
+		 * netns del moves a NIC back to init_net): its listening
+		 * sockets close now, not in the queued unregistration.
+		 */
+		if (nd->reg_state == NETREG_REGISTERED)
+			dev_info(&sdev->base.dev,
+				 "%s is moving to another network namespace: device removed (rdma link add it again in the new namespace)\n",
+				 netdev_name(nd));
+		WRITE_ONCE(sdev->netdev_gone, true);
+		swiwarp_cm_netdev_gone(sdev);
 		ib_unregister_device_queued(&sdev->base);
 		break;
 	case NETDEV_CHANGEADDR:

@@ -71,8 +71,20 @@ int swiwarp_query_port(struct ib_device *ibdev, u32 port,
 	int rv;
 
 	memset(a, 0, sizeof(*a));
-	rv = ib_get_eth_speed(ibdev, port, &a->active_speed, &a->active_width);
 	a->state = sdev->port_state;
+	rv = ib_get_eth_speed(ibdev, port, &a->active_speed, &a->active_width);
+	/*
+	 * The netdev is being unregistered (or is moving to another
+	 * namespace) and the device goes with it: the core's GID cache
+	 * still asks (-ENODEV, logged as "ib_query_port failed").  The
+	 * port has no link any more, so no speed either.
+	 */
+	if (rv == -ENODEV) {
+		a->active_speed = IB_SPEED_SDR;
+		a->active_width = IB_WIDTH_1X;
+		a->state = IB_PORT_DOWN;
+		rv = 0;
+	}
 	a->phys_state = sdev->port_state == IB_PORT_ACTIVE ?
 		IB_PORT_PHYS_STATE_LINK_UP : IB_PORT_PHYS_STATE_DISABLED;
 	a->max_mtu = ib_mtu_int_to_enum(mtu);
@@ -113,8 +125,17 @@ int swiwarp_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata)
 
 	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
+	/*
+	 * With disassociate_ucontext, uverbs takes no module reference for
+	 * an open device file: a context takes one, so that rmmod is still
+	 * refused while a process uses a device (it was before; an
+	 * rdma link delete disassociates the contexts, and rmmod can go).
+	 */
+	if (!try_module_get(THIS_MODULE))
+		return -ENODEV;
 	if (atomic_inc_return(&sdev->num_ctx) > SWIWARP_MAX_QP) {
 		atomic_dec(&sdev->num_ctx);
+		module_put(THIS_MODULE);
 		return -ENOMEM;
 	}
 	uresp.dev_id = sdev->base.index;
@@ -125,14 +146,40 @@ int swiwarp_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata)
 	uresp.rqe_size = sizeof(struct swiwarp_rqe);
 	uresp.cqe_size = sizeof(struct swiwarp_cqe);
 	rv = ib_copy_to_udata(udata, &uresp, min(sizeof(uresp), udata->outlen));
-	if (rv)
+	if (rv) {
 		atomic_dec(&sdev->num_ctx);
+		module_put(THIS_MODULE);
+	}
 	return rv;
 }
 
+/*
+ * The reference dropped last: uverbs calls this under its per-file
+ * hw_destroy_rwsem, which the device's unregistration (and so
+ * swiwarp_exit()) waits for, so the module outlives this return.
+ */
 void swiwarp_dealloc_ucontext(struct ib_ucontext *uctx)
 {
 	atomic_dec(&to_sdev(uctx->device)->num_ctx);
+	module_put(THIS_MODULE);
+}
+
+/*
+ * The device leaves its user contexts while their processes live on: a
+ * move to another network namespace (rdma dev set ... netns, the RDMA
+ * core refuses it without this op), an rdma link delete or an rmmod.
+ * uverbs then destroys every object of the context (as at process
+ * exit) and answers the process's later commands with EIO.  There is
+ * no hardware to stop.  The rings a process mapped stay mapped: they
+ * were inserted page by page (remap_vmalloc_range()), every page holds
+ * a reference for the mapping, so vfree() at destroy leaves them to the
+ * process until it unmaps them; nothing of the device is reachable
+ * through them any more.  (The core's zap list, rdma_umap_priv, is
+ * private to it: a driver cannot enter a vmalloc mapping there.)
+ */
+void swiwarp_disassociate_ucontext(struct ib_ucontext *uctx)
+{
+	dev_dbg(&uctx->device->dev, "user context disassociated\n");
 }
 
 void *swiwarp_ring_alloc(size_t size)

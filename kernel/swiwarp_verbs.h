@@ -18,6 +18,7 @@ void swiwarp_dealloc_driver(struct ib_device *ibdev);
 
 int swiwarp_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata);
 void swiwarp_dealloc_ucontext(struct ib_ucontext *uctx);
+void swiwarp_disassociate_ucontext(struct ib_ucontext *uctx);
 int swiwarp_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
 void swiwarp_mmap_free(struct rdma_user_mmap_entry *entry);
 
