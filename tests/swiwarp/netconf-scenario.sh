@@ -20,14 +20,16 @@
 # stays up and keeps moving verified data while eth0 goes to 9000 and back
 # on both guests; new connections made at 9000 and back at 1500 carry
 # FPDUs of the new MSS, measured with the device counters.
-# NETCONF_PARTS (default "listen v4 specific v6 mtu end") picks parts, for
+# Part netns (tests/swiwarp/netconf-netns.sh) puts a device of each guest
+# into a network namespace, with applications there.
+# NETCONF_PARTS (default "listen v4 specific v6 mtu netns end") picks parts, for
 # debugging.  Each part prints the guest's seconds since boot as it starts
 # (the suite must stay within its time budget).
 source "$LAB_TOP/tests/lab/lib.sh"
 me=g$LAB_ID
 work=$LAB_OUT/netconf
 mkdir -p "$work"
-parts=" ${NETCONF_PARTS:-listen v4 specific v6 mtu end} "
+parts=" ${NETCONF_PARTS:-listen v4 specific v6 mtu netns end} "
 part() {
 	[[ $parts == *" $1 "* ]] || return 1
 	echo "$me: part $1 at $(cut -d. -f1 /proc/uptime) s"
@@ -353,10 +355,16 @@ if part mtu; then
 	fi
 fi
 
+# ------------------------------------------ devices in network namespaces
+if part netns; then
+	# shellcheck source=tests/swiwarp/netconf-netns.sh
+	source "$LAB_TOP/tests/swiwarp/netconf-netns.sh"
+fi
+
 # ------------------------------------------- nothing left, clean unload
 if part end; then
 	lab_barrier end 200
-	left=$(ss -Hltn | awk '{ print $4 }' | grep -E ':(7174|7176|7180|7181|7471|18515)$')
+	left=$(ss -Hltn | awk '{ print $4 }' | grep -E ':(7174|7176|7180|7181|7471|719[0-9]|18515)$')
 	if [ -z "$left" ]; then lab_pass "netconf/no-listener-left-$me"
 	else lab_fail "netconf/no-listener-left-$me" "$(echo "$left" | tr '\n' ' ')"; fi
 	for d in $(rdma link show | awk '{ print $2 }' | cut -d/ -f1); do
