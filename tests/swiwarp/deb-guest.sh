@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The guest half of 69-deb (issue 16): the packages as a user installs them,
+# in each guest of a 2-guest boot (guest 1 on Debian's 6.1 kernel, guest 2
+# on 6.12 when both are installed):
+#   install   dpkg -i swiwarp-dkms and ibverbs-provider-swiwarp; DKMS builds
+#             and installs swiwarp.ko for the running kernel (postinst)
+#   modprobe  `modprobe swiwarp` finds DKMS's module (not the checkout's),
+#             `rdma link add swiwarp0 type swiwarp netdev eth0`
+#   rping     guest 2 pings guest 1 over swiwarp0 with verified payloads,
+#             through the packaged provider
+#   purge     rdma link delete, rmmod, dpkg --purge: no module, DKMS tree,
+#             source or provider file left
+# Usage (from 69-deb.sh): DEB_DIR=DIR tests/swiwarp/deb-guest.sh
+set -uo pipefail
+source "$LAB_TOP/tests/lab/lib.sh"
+me=g$LAB_ID
+p=deb/guest
+kver=$(uname -r)
+debs=${DEB_DIR:?DEB_DIR: the directory with the .deb files}
+dkmsdeb=$(ls "$debs"/swiwarp-dkms_*_all.deb 2>/dev/null | head -n 1)
+provdeb=$(ls "$debs"/ibverbs-provider-swiwarp_*.deb 2>/dev/null | head -n 1)
+if [ -z "$dkmsdeb" ] || [ -z "$provdeb" ]; then
+	lab_fail "$p.debs-$me" "no swiwarp-dkms or ibverbs-provider-swiwarp .deb in $debs"
+	lab_finish
+fi
+version=$(dpkg-deb -f "$dkmsdeb" Version)
+echo "$me: kernel $kver, swiwarp $version"
+
+# The lab's own copy of the provider must not be what the test finds.
+rm -f /usr/lib/x86_64-linux-gnu/libibverbs/libswiwarp-rdmav34.so /etc/libibverbs.d/swiwarp.driver
+
+# ------------------------------------------------------------ install
+t0=$SECONDS
+if dpkg -i "$dkmsdeb" "$provdeb" >"$LAB_OUT/install.log" 2>&1; then
+	lab_pass "$p.install-$me"
+else
+	lab_fail "$p.install-$me" "dpkg -i: $(tail -n 5 "$LAB_OUT/install.log" | tr '\n' ' ')"
+fi
+sed 's/^/  install| /' "$LAB_OUT/install.log" | tail -n 25
+echo "$me: dpkg -i (DKMS build included) took $((SECONDS - t0)) s"
+status=$(dkms status -m swiwarp -v "$version" -k "$kver" 2>&1)
+echo "$me: dkms status: $status"
+if grep -q ': installed' <<<"$status"; then
+	lab_pass "$p.dkms-installed-$me"
+else
+	lab_fail "$p.dkms-installed-$me" "dkms status for $kver: $status"
+	tail -n 30 /var/lib/dkms/swiwarp/"$version"/build/make.log 2>/dev/null
+fi
+
+# ------------------------------------------------------------ modprobe
+modprobe -a crc32c_intel crc32c_generic >/dev/null 2>&1
+if modprobe swiwarp 2>"$LAB_OUT/modprobe.err"; then
+	file=$(modinfo -n swiwarp 2>/dev/null)
+	case $file in
+	/lib/modules/"$kver"/updates/dkms/swiwarp.ko*) lab_pass "$p.modprobe-$me" ;;
+	*) lab_fail "$p.modprobe-$me" "swiwarp loaded from '$file', not DKMS's updates/dkms" ;;
+	esac
+else
+	lab_fail "$p.modprobe-$me" "$(tr '\n' ' ' <"$LAB_OUT/modprobe.err")"
+fi
+if rdma link add swiwarp0 type swiwarp netdev eth0 2>"$LAB_OUT/link.err" &&
+	ibv_devices 2>/dev/null | grep -qw swiwarp0; then
+	lab_pass "$p.link-$me"
+else
+	lab_fail "$p.link-$me" "rdma link add / ibv_devices: $(tr '\n' ' ' <"$LAB_OUT/link.err")"
+fi
+
+# ------------------------------------------------------------ rping
+if ! lab_barrier up 900; then
+	lab_fail "$p.barrier-$me" "$LAB_BARRIER_WHY"
+	lab_finish
+fi
+if [ "$LAB_ID" = 1 ]; then
+	timeout 120 rping -s -a "$LAB_IP" -p 7180 -C 10 -V >"$LAB_OUT/rping-server.out" 2>&1 &
+	srv=$!
+	lab_wait_listen 7180 60 || lab_fail "$p.rping-listen-$me" "rping -s did not listen within 60 s"
+	lab_barrier listening 120
+	wait $srv
+	rc=$?
+	[ $rc -eq 0 ] && lab_pass "$p.rping-server-$me" ||
+		lab_fail "$p.rping-server-$me" "rping -s exited $rc: $(tail -n 3 "$LAB_OUT/rping-server.out" | tr '\n' ' ')"
+else
+	lab_barrier listening 120
+	timeout 120 rping -c -a "$LAB_PEER_IP" -p 7180 -C 10 -S 1000 -V -v >"$LAB_OUT/rping-client.out" 2>&1
+	rc=$?
+	n=$(grep -c '^ping data' "$LAB_OUT/rping-client.out")
+	[ $rc -eq 0 ] && [ "$n" -eq 10 ] && lab_pass "$p.rping-client-$me" ||
+		lab_fail "$p.rping-client-$me" "rping -c exited $rc after $n of 10 verified pings: $(tail -n 3 "$LAB_OUT/rping-client.out" | tr '\n' ' ')"
+fi
+lab_barrier pinged 300
+
+# ------------------------------------------------------------ purge
+rdma link delete swiwarp0 2>/dev/null
+rmmod swiwarp 2>"$LAB_OUT/rmmod.err" || lab_fail "$p.rmmod-$me" "$(tr '\n' ' ' <"$LAB_OUT/rmmod.err")"
+if dpkg --purge swiwarp-dkms ibverbs-provider-swiwarp >"$LAB_OUT/purge.log" 2>&1; then
+	lab_pass "$p.purge-$me"
+else
+	lab_fail "$p.purge-$me" "dpkg --purge: $(tail -n 5 "$LAB_OUT/purge.log" | tr '\n' ' ')"
+fi
+left=$(ls -d /lib/modules/*/updates/dkms/swiwarp.ko* /var/lib/dkms/swiwarp /usr/src/swiwarp-* \
+	/usr/lib/x86_64-linux-gnu/libibverbs/libswiwarp-rdmav34.so /etc/libibverbs.d/swiwarp.driver \
+	/usr/share/swiwarp 2>/dev/null)
+[ -z "$left" ] && lab_pass "$p.nothing-left-$me" || lab_fail "$p.nothing-left-$me" "$(echo $left)"
+if modprobe -n swiwarp 2>/dev/null; then
+	lab_fail "$p.nothing-left-$me-modprobe" "modprobe still finds swiwarp: $(modinfo -n swiwarp 2>&1)"
+fi
+lab_finish
