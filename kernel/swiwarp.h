@@ -30,7 +30,12 @@
 #define SWIWARP_MAX_QP		16384
 #define SWIWARP_MAX_QP_WR	8192
 #define SWIWARP_MAX_CQ		16384
-#define SWIWARP_MAX_CQE		65536
+/*
+ * 2^18 CQEs (8 MiB of vmalloc'ed ring) per CQ: libfabric's ofi_rxm, under
+ * Open MPI's ofi MTL, sizes its verbs CQ as (tx + rx queue size) x universe
+ * size = 256 x 1024 with the 1.17 defaults (Documentation/mpi.md).
+ */
+#define SWIWARP_MAX_CQE		262144
 #define SWIWARP_MAX_PD		65536
 #define SWIWARP_MAX_MR		65536
 #define SWIWARP_MAX_SRQ		4096
