@@ -4,7 +4,9 @@
 #   - shuffle throughput vs tuple size and node count: DPI flow vs plain TCP,
 #     with ib_write_bw between two guests as the RDMA baseline;
 #   - the distributed join: DPI flows vs MPI (Open MPI, MPI_Alltoallv over
-#     TCP) vs a TCP shuffle of the same bytes, uniform and Zipf keys;
+#     TCP, and with FLOWS_BENCH_DRIVER=swiwarp also over swiwarp through the
+#     ofi MTL: impl mpi-swiwarp) vs a TCP shuffle of the same bytes, uniform
+#     and Zipf keys;
 #   - streaming aggregation: eager partial aggregation + lazy merge vs
 #     re-partitioning.
 # JSON goes to build/bench/flows/, plots to Documentation/images/flows-*.png;

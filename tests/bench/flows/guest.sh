@@ -17,7 +17,6 @@ parts=" ${FLOWS_BENCH_PARTS:-bw shuffle join stream} "
 want() { [[ $parts == *" $1 "* ]]; }
 out=$LAB_OUT/bench.jsonl
 : >"$out"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 "lab_load_$drv" || { lab_fail "flows.bench.load" "lab_load_$drv"; exit 1; }
 dev=$(lab_rdma_dev)
 lab_barrier loaded 300 || exit 1
@@ -72,22 +71,9 @@ done
 
 # 3. The join: DPI flows vs MPI (Open MPI, TCP BTL) vs the TCP shuffle of the
 #    same bytes (rows x 16 B x 2 tables), uniform and Zipf keys.
-mkdir -p "$LAB_SHARED/rsh"
-if [ "$LAB_ID" != 1 ]; then
-	# rsh server for Open MPI's launcher (see rsh.sh); stops at the barrier file.
-	(
-		d=$LAB_SHARED/rsh
-		while [ ! -e "$d/stop" ]; do
-			for f in "$d/$LAB_IP".*.cmd; do
-				[ -e "$f" ] || continue
-				b=${f%.cmd}
-				mv "$f" "$b.run" || continue
-				(bash -c "$(cat "$b.run")" >"$b.out" 2>&1 </dev/null; echo $? >"$b.rc") &
-			done
-			sleep 0.1
-		done
-	) &
-fi
+source "$LAB_TOP/tests/flows/mpi-lib.sh"
+# Guests 2..N serve Open MPI's rsh agent (rsh.sh) until guest 1 stops them.
+[ "$LAB_ID" != 1 ] && mpi_rsh_serve &
 want join || dists=
 for dist in ${dists-uniform zipf}; do
 	port=$((port + 10))
@@ -106,23 +92,30 @@ for dist in ${dists-uniform zipf}; do
 		sed "s/^{/{\"kind\":\"join-tcp-shuffle\",\"dist\":\"$dist\",/" >>"$out"
 	lab_barrier "bt$port" 400
 	if [ "$LAB_ID" = 1 ]; then
-		FLOWS_RSH_DIR=$LAB_SHARED/rsh timeout 300 mpirun --allow-run-as-root -np 3 \
-			--host 192.0.2.1,192.0.2.2,192.0.2.3 --mca plm_rsh_agent "$LAB_TOP/tests/bench/flows/rsh.sh" \
-			--mca plm_rsh_no_tree_spawn 1 --mca btl self,tcp --mca btl_tcp_if_include 192.0.2.0/24 \
-			--mca oob_tcp_if_include 192.0.2.0/24 -x LD_LIBRARY_PATH -x OMPI_ALLOW_RUN_AS_ROOT \
-			-x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
-			"$bin/flows-mpi-join" --rows "$rows" --dist $dist --name "bench.mpi-join-$dist" \
-			>"$LAB_OUT/mpi.$dist" 2>&1
-		echo "mpirun exit $?" >>"$LAB_OUT/mpi.$dist"
-		for r in 0 1 2; do
-			secs=$(sed -n "s/^# bench.mpi-join-$dist.partition$r: .*, \([0-9.]*\) s$/\1/p" "$LAB_OUT/mpi.$dist")
-			ok=$(grep -c "^PASS: bench.mpi-join-$dist$" "$LAB_OUT/mpi.$dist")
-			echo "{\"kind\":\"join\",\"impl\":\"mpi-tcp\",\"dist\":\"$dist\",\"rows\":$rows,\"node\":$r,\"secs\":${secs:-null},\"ok\":$([ "$ok" = 1 ] && echo true || echo false)}" >>"$out"
+		# MPI_Alltoallv over Open MPI's TCP BTL, and on swiwarp through the
+		# ofi MTL (Documentation/mpi.md) when swiwarp is the driver.
+		impls="mpi-tcp"
+		[ "$drv" = swiwarp ] && impls+=" mpi-swiwarp"
+		for impl in $impls; do
+			if [ $impl = mpi-tcp ]; then
+				mca=(--mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include 192.0.2.0/24)
+			else
+				mca=("${MPI_SWIWARP[@]}")
+			fi
+			timeout 300 mpirun "${MPI_LAUNCH[@]}" "${mca[@]}" -np 3 --host "$(mpi_hosts 3)" \
+				"$bin/flows-mpi-join" --rows "$rows" --dist $dist --name "bench.$impl-join-$dist" \
+				>"$LAB_OUT/$impl.$dist" 2>&1
+			echo "mpirun exit $?" >>"$LAB_OUT/$impl.$dist"
+			for r in 0 1 2; do
+				secs=$(sed -n "s/^# bench.$impl-join-$dist.partition$r: .*, \([0-9.]*\) s$/\1/p" "$LAB_OUT/$impl.$dist")
+				ok=$(grep -c "^PASS: bench.$impl-join-$dist$" "$LAB_OUT/$impl.$dist")
+				echo "{\"kind\":\"join\",\"impl\":\"$impl\",\"dist\":\"$dist\",\"rows\":$rows,\"node\":$r,\"secs\":${secs:-null},\"ok\":$([ "$ok" = 1 ] && echo true || echo false)}" >>"$out"
+			done
 		done
 	fi
 	lab_barrier "bm$port" 400
 done
-[ "$LAB_ID" = 1 ] && : >"$LAB_SHARED/rsh/stop"
+[ "$LAB_ID" = 1 ] && mpi_rsh_stop
 
 # 4. Streaming aggregation: lazy merge of eager partial aggregates vs
 #    re-partitioning raw events.

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// MPI_Alltoall and MPI_Alltoallv among all ranks, for the MPI on swiwarp
+// checks (tests/suites/75-flows.sh).  Alltoall runs with blocks of 1 B to
+// --max bytes (x8 each step); Alltoallv with a different size for every
+// (sender, receiver) pair, some of them empty.  Every received byte is
+// checked against a pattern of (round, sender, receiver, offset), so a block
+// delivered to the wrong place or from the wrong rank is caught as well as a
+// corrupt one.  Rank 0 prints "PASS: NAME" or "FAIL: NAME [why]".
+//
+//   mpirun -np N flows-mpi-alltoall [--max 262144] [--rounds 3] [--name TAG]
+#define OMPI_SKIP_MPICXX 1 // the C API only: the C++ bindings header does not build warning-free
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace
+{
+uint8_t pattern(int round, int from, int to, size_t off)
+{
+	uint64_t x = static_cast<uint64_t>(round) * 0x9e3779b97f4a7c15ULL +
+	             static_cast<uint64_t>(from) * 0xbf58476d1ce4e5b9ULL +
+	             static_cast<uint64_t>(to) * 0x94d049bb133111ebULL + off * 0x2545f4914f6cdd1dULL;
+	x ^= x >> 31;
+	return static_cast<uint8_t>(x ^ (x >> 11));
+}
+
+// Alltoallv: the bytes rank `from` sends to rank `to` in `round` (0 for some
+// pairs, up to about `max`).
+size_t vsize(int round, int from, int to, size_t max)
+{
+	uint64_t h = static_cast<uint64_t>(round * 131 + from * 31 + to * 7 + 1) * 0x9e3779b97f4a7c15ULL;
+	if ((h >> 60) % 5 == 0)
+		return 0;
+	return static_cast<size_t>((h >> 20) % max) + 1;
+}
+
+struct Checker {
+	uint64_t bad = 0, checked = 0;
+	std::string first;
+	void block(const uint8_t *p, size_t n, int round, int from, int to, const char *what)
+	{
+		for (size_t i = 0; i < n; i++) {
+			if (p[i] == pattern(round, from, to, i))
+				continue;
+			if (first.empty())
+				first = std::string(what) + " round " + std::to_string(round) + ": rank " +
+				        std::to_string(to) + " from " + std::to_string(from) + ", byte " +
+				        std::to_string(i) + " of " + std::to_string(n) + " wrong";
+			bad++;
+		}
+		checked += n;
+	}
+};
+} // namespace
+
+int main(int argc, char **argv)
+{
+	MPI_Init(&argc, &argv);
+	int me = 0, nodes = 1;
+	MPI_Comm_rank(MPI_COMM_WORLD, &me);
+	MPI_Comm_size(MPI_COMM_WORLD, &nodes);
+	size_t max = 262144;
+	int rounds = 3;
+	std::string tag = "flows.mpi-alltoall";
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (std::strcmp(argv[i], "--max") == 0)
+			max = std::strtoull(argv[i + 1], nullptr, 0);
+		else if (std::strcmp(argv[i], "--rounds") == 0)
+			rounds = std::atoi(argv[i + 1]);
+		else if (std::strcmp(argv[i], "--name") == 0)
+			tag = argv[i + 1];
+	}
+	if (rounds < 1 || max < 1 || max > (1U << 30) / static_cast<unsigned>(nodes)) {
+		if (me == 0)
+			std::printf("FAIL: %s [--rounds must be >= 1, --max 1 .. 1 GiB / ranks]\n", tag.c_str());
+		MPI_Finalize();
+		return 1;
+	}
+	auto n = static_cast<size_t>(nodes);
+	Checker c;
+	int round = 0;
+	for (size_t blk = 1;; blk = blk * 8 > max && blk < max ? max : blk * 8) {
+		for (int r = 0; r < rounds; r++, round++) {
+			std::vector<uint8_t> s(blk * n), d(blk * n, 0);
+			for (int to = 0; to < nodes; to++)
+				for (size_t i = 0; i < blk; i++)
+					s[static_cast<size_t>(to) * blk + i] = pattern(round, me, to, i);
+			MPI_Alltoall(s.data(), static_cast<int>(blk), MPI_BYTE, d.data(), static_cast<int>(blk),
+			             MPI_BYTE, MPI_COMM_WORLD);
+			for (int from = 0; from < nodes; from++)
+				c.block(&d[static_cast<size_t>(from) * blk], blk, round, from, me, "alltoall");
+		}
+		if (blk == max)
+			break;
+	}
+	for (int r = 0; r < rounds; r++, round++) {
+		std::vector<int> sc(n), sd(n), rc(n), rd(n);
+		size_t st = 0, rt = 0;
+		for (int p = 0; p < nodes; p++) {
+			auto u = static_cast<size_t>(p);
+			sd[u] = static_cast<int>(st);
+			sc[u] = static_cast<int>(vsize(round, me, p, max));
+			st += static_cast<size_t>(sc[u]);
+			rd[u] = static_cast<int>(rt);
+			rc[u] = static_cast<int>(vsize(round, p, me, max));
+			rt += static_cast<size_t>(rc[u]);
+		}
+		std::vector<uint8_t> s(st + 1), d(rt + 1, 0);
+		for (int to = 0; to < nodes; to++)
+			for (size_t i = 0; i < static_cast<size_t>(sc[static_cast<size_t>(to)]); i++)
+				s[static_cast<size_t>(sd[static_cast<size_t>(to)]) + i] = pattern(round, me, to, i);
+		MPI_Alltoallv(s.data(), sc.data(), sd.data(), MPI_BYTE, d.data(), rc.data(), rd.data(), MPI_BYTE,
+		              MPI_COMM_WORLD);
+		for (int from = 0; from < nodes; from++) {
+			auto u = static_cast<size_t>(from);
+			c.block(&d[static_cast<size_t>(rd[u])], static_cast<size_t>(rc[u]), round, from, me,
+			        "alltoallv");
+		}
+	}
+	uint64_t v[2] = {c.bad, c.checked}, sum[2] = {};
+	MPI_Reduce(v, sum, 2, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+	if (!c.first.empty())
+		std::printf("# %s: %s\n", tag.c_str(), c.first.c_str());
+	std::fflush(stdout);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (me == 0) {
+		if (sum[0] == 0)
+			std::printf("PASS: %s\n# %s: %d ranks, %d rounds, %llu bytes received and checked\n",
+			            tag.c_str(), tag.c_str(), nodes, round, static_cast<unsigned long long>(sum[1]));
+		else
+			std::printf("FAIL: %s [%llu of %llu bytes received were wrong]\n", tag.c_str(),
+			            static_cast<unsigned long long>(sum[0]), static_cast<unsigned long long>(sum[1]));
+	}
+	std::fflush(stdout);
+	MPI_Finalize();
+	return sum[0] == 0 || me != 0 ? 0 : 1;
+}
