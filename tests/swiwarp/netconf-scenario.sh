@@ -248,7 +248,7 @@ if part v6; then
 		global-vlan fd00:100::1
 		link-local-eth0 $pll%eth0
 		added-v4 10.0.100.11
-		added-v6 fd00:100::11
+		added-v6 fd00:100::11 known bug: guest 2 never resolves the IPv6 address just added on guest 1's VLAN (neighbour INCOMPLETE, ADDR_ERROR -110; 5 of 6 boots in session 14, a retry 3 s later failed too; also with the 8913a31 module; cause not found, Documentation/lab.md)
 		removed 10.0.100.1
 	EOF
 	unset -f listen_check between
