@@ -10,12 +10,12 @@
 //
 //   mpirun -np N flows-mpi-alltoall [--max 262144] [--rounds 3] [--name TAG]
 #define OMPI_SKIP_MPICXX 1 // the C API only: the C++ bindings header does not build warning-free
+#include "common.hpp"
+
 #include <mpi.h>
 
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -65,17 +65,10 @@ int main(int argc, char **argv)
 	int me = 0, nodes = 1;
 	MPI_Comm_rank(MPI_COMM_WORLD, &me);
 	MPI_Comm_size(MPI_COMM_WORLD, &nodes);
-	size_t max = 262144;
-	int rounds = 3;
-	std::string tag = "flows.mpi-alltoall";
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (std::strcmp(argv[i], "--max") == 0)
-			max = std::strtoull(argv[i + 1], nullptr, 0);
-		else if (std::strcmp(argv[i], "--rounds") == 0)
-			rounds = std::atoi(argv[i + 1]);
-		else if (std::strcmp(argv[i], "--name") == 0)
-			tag = argv[i + 1];
-	}
+	auto args = flowapp::parse_args(argc, argv);
+	auto max = static_cast<size_t>(flowapp::num(args, "max", 262144));
+	auto rounds = static_cast<int>(flowapp::num(args, "rounds", 3));
+	std::string tag = flowapp::opt(args, "name", "flows.mpi-alltoall");
 	if (rounds < 1 || max < 1 || max > (1U << 30) / static_cast<unsigned>(nodes)) {
 		if (me == 0)
 			std::printf("FAIL: %s [--rounds must be >= 1, --max 1 .. 1 GiB / ranks]\n", tag.c_str());

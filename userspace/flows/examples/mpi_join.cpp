@@ -9,14 +9,13 @@
 //
 //   mpirun -np N flows-mpi-join [--rows 20000] [--keys 5000] [--dist uniform|zipf]
 //                               [--theta 1.0] [--seed 1] [--name TAG]
+#include "common.hpp"
 #include "join_common.hpp"
 
 #include <mpi.h>
 
 #include <chrono>
 #include <cstdio>
-#include <cstring>
-#include <map>
 #include <string>
 
 using namespace joinapp;
@@ -56,11 +55,8 @@ int main(int argc, char **argv)
 	int me = 0, nodes = 1;
 	MPI_Comm_rank(MPI_COMM_WORLD, &me);
 	MPI_Comm_size(MPI_COMM_WORLD, &nodes);
-	std::map<std::string, std::string> a;
-	for (int i = 1; i + 1 < argc; i += 2)
-		if (std::strncmp(argv[i], "--", 2) == 0)
-			a[argv[i] + 2] = argv[i + 1];
-	auto get = [&](const char *k, const char *def) { return a.contains(k) ? a[k] : std::string(def); };
+	auto args = flowapp::parse_args(argc, argv);
+	auto get = [&](const char *k, const char *def) { return flowapp::opt(args, k, def); };
 	Gen g{std::stoull(get("rows", "20000")), std::stoull(get("keys", "5000")), get("dist", "uniform") == "zipf",
 	      std::stod(get("theta", "1.0")),    std::stoull(get("seed", "1")),    {}};
 	g.init();

@@ -11,11 +11,12 @@
 //
 //   mpirun -np N flows-mpi-pingpong [--max 4194304] [--iters 20] [--name TAG]
 #define OMPI_SKIP_MPICXX 1 // the C API only: the C++ bindings header does not build warning-free
+#include "common.hpp"
+
 #include <mpi.h>
 
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -57,17 +58,10 @@ int main(int argc, char **argv)
 	int me = 0, nodes = 1;
 	MPI_Comm_rank(MPI_COMM_WORLD, &me);
 	MPI_Comm_size(MPI_COMM_WORLD, &nodes);
-	size_t max = 4194304;
-	int iters = 20;
-	std::string tag = "flows.mpi-pingpong";
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (std::strcmp(argv[i], "--max") == 0)
-			max = std::strtoull(argv[i + 1], nullptr, 0);
-		else if (std::strcmp(argv[i], "--iters") == 0)
-			iters = std::atoi(argv[i + 1]);
-		else if (std::strcmp(argv[i], "--name") == 0)
-			tag = argv[i + 1];
-	}
+	auto args = flowapp::parse_args(argc, argv);
+	auto max = static_cast<size_t>(flowapp::num(args, "max", 4194304));
+	auto iters = static_cast<int>(flowapp::num(args, "iters", 20));
+	std::string tag = flowapp::opt(args, "name", "flows.mpi-pingpong");
 	if (nodes < 2 || iters < 1 || max < 1) {
 		if (me == 0)
 			std::printf("FAIL: %s [needs 2 or more ranks, --iters >= 1 and --max >= 1]\n", tag.c_str());
