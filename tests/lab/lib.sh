@@ -264,7 +264,7 @@ lab_load_siw() {
 			echo "lab_load_siw: ${SIW_KO:-siw.ko} not built for $(uname -r) (tests/lab/build-siw.sh)" >&2
 			return 2
 		fi
-		modprobe -a crc32c_intel libcrc32c crc32c_generic ib_core iw_cm ib_uverbs >/dev/null 2>&1
+		modprobe -a libcrc32c crc32c_generic ib_core iw_cm ib_uverbs >/dev/null 2>&1
 		insmod "$ko" || { echo "lab_load_siw: insmod $ko failed" >&2; return 1; }
 	fi
 	_lab_rdma_link_add "$name" siw "$dev"
@@ -289,7 +289,7 @@ lab_load_swiwarp() {
 		return 2
 	fi
 	if [ ! -e /sys/module/swiwarp ]; then
-		modprobe -a crc32c_intel libcrc32c crc32c_generic ib_core iw_cm ib_uverbs >/dev/null 2>&1
+		modprobe -a libcrc32c crc32c_generic ib_core iw_cm ib_uverbs >/dev/null 2>&1
 		insmod "$ko" ${SWIWARP_MODPARAMS:-} || { echo "lab_load_swiwarp: insmod $ko failed" >&2; return 1; }
 	fi
 	# The provider: libibverbs reads /etc/libibverbs.d/*.driver ("driver

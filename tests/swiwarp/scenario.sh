@@ -53,6 +53,23 @@ check_device() {
 	else
 		lab_fail "$mode/ibv-devinfo-$me" "libibverbs does not show swiwarp0 as iWARP (provider?)"
 	fi
+	check_crc_driver
+}
+
+# The MPA CRC uses the crc32c driver the crypto API ranks highest (no
+# choice of our own), and in the lab that is crc32c-generic: the guests
+# boot with crc32c_intel blacklisted (tests/lab/lab, emulated_cpu_args).
+check_crc_driver() {
+	local used top
+	used=$(dmesg | sed -n 's/.*swiwarp: MPA CRC with \([^ ]*\).*/\1/p' | tail -n 1)
+	top=$(awk -F' *: *' '$1 == "name" { n = $2 } $1 == "driver" { d = $2 }
+		$1 == "priority" && n == "crc32c" && $2 + 0 > best { best = $2 + 0; t = d }
+		END { print t }' /proc/crypto)
+	if [ -n "$used" ] && [ "$used" = "$top" ] && [ "$used" = crc32c-generic ]; then
+		lab_pass "$mode/crc32c-driver-$me"
+	else
+		lab_fail "$mode/crc32c-driver-$me" "module uses '$used', crypto API's top crc32c '$top', the lab expects crc32c-generic"
+	fi
 }
 
 # check_rping NAME LOG RC COUNT SIZE PREFIX: exit 0, COUNT pings in order,

@@ -95,9 +95,9 @@ use_stack() {
 		fi
 		cur_drv=$drv
 		"lab_load_$drv" "$netdev" "${drv}0" >&2 || { echo "bench: loading $drv failed" >&2; return 1; }
-		# which crc32c driver swiwarp picked (swiwarp_crc.c)
-		[ -r /sys/module/swiwarp/parameters/crc32c_driver ] &&
-			echo "bench: swiwarp crc32c_driver $(cat /sys/module/swiwarp/parameters/crc32c_driver)" \
+		# which crc32c driver the crypto API gave swiwarp (swiwarp_crc.c)
+		[ "$drv" = swiwarp ] &&
+			echo "bench: swiwarp $(dmesg | grep -o 'MPA CRC with .*' | tail -n 1)" \
 				>>"$LAB_OUT/crc32c.txt"
 	fi
 	if [ "$drv" = swiwarp ]; then
@@ -124,8 +124,8 @@ use_stack() {
 	}
 }
 
-# Which crc32c the kernel will use (crc32c-intel vs crc32c-generic).
-modprobe -a crc32c_intel libcrc32c >/dev/null 2>&1
+# The crc32c drivers the crypto API offers (the lab blacklists crc32c_intel).
+modprobe -a libcrc32c crc32c_generic >/dev/null 2>&1
 awk '/^name/{n=$3} /^driver/{d=$3} /^priority/{if (n=="crc32c") print "bench: crc32c driver", d, "priority", $3}' \
 	/proc/crypto | tee "$LAB_OUT/crc32c.txt"
 
