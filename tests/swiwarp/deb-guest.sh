@@ -2,15 +2,27 @@
 # The guest half of 69-deb (issue 16): the packages as a user installs them,
 # in each guest of a 2-guest boot (guest 1 on Debian's 6.1 kernel, guest 2
 # on 6.12 when both are installed):
-#   install   dpkg -i swiwarp-dkms and ibverbs-provider-swiwarp; DKMS builds
-#             and installs swiwarp.ko for the running kernel (postinst)
+#   install   dpkg -i swiwarp-dkms and ibverbs-provider-swiwarp; DKMS's
+#             postinst installs swiwarp.ko for the running kernel.  Who
+#             compiles it depends on DEB_PREBUILT (below).
 #   modprobe  `modprobe swiwarp` finds DKMS's module (not the checkout's),
 #             `rdma link add swiwarp0 type swiwarp netdev eth0`
 #   rping     guest 2 pings guest 1 over swiwarp0 with verified payloads,
 #             through the packaged provider
 #   purge     rdma link delete, rmmod, dpkg --purge: no module, DKMS tree,
 #             source or provider file left
-# Usage (from 69-deb.sh): DEB_DIR=DIR tests/swiwarp/deb-guest.sh
+# Usage (from 69-deb.sh): DEB_DIR=DIR [DEB_PREBUILT=DIR] tests/swiwarp/deb-guest.sh
+# DEB_PREBUILT (69-deb's default) is tests/swiwarp/deb-prebuild.sh's output:
+# the host's DKMS compiled the module from the package's source, one
+# `dkms mktarball --binaries-only` per kernel.  The guest copies its
+# kernel's tarball to /usr/share/swiwarp-dkms/swiwarp-VERSION.dkms.tar.gz,
+# where Debian's DKMS postinst (common.postinst) loads it with `dkms
+# ldtarball` and then only runs `dkms install` (copy into updates/dkms,
+# depmod), and hides the other kernels' headers (/lib/modules/*/build) from
+# it: the postinst also targets the newest installed kernel, and DKMS
+# 3.0.10's ldtarball loads one kernel per tarball, so it would compile for
+# that one in the guest.  Without DEB_PREBUILT the postinst compiles in the
+# guest, for the running and the newest kernel (20-30 min in TCG).
 set -uo pipefail
 source "$LAB_TOP/tests/lab/lib.sh"
 me=g$LAB_ID
@@ -30,6 +42,30 @@ echo "$me: kernel $kver, swiwarp $version"
 rm -f /usr/lib/x86_64-linux-gnu/libibverbs/libswiwarp-rdmav34.so /etc/libibverbs.d/swiwarp.driver
 
 # ------------------------------------------------------------ install
+tarball_root=/usr/share/swiwarp-dkms
+placed=
+if [ -n "${DEB_PREBUILT:-}" ]; then
+	pre=("$DEB_PREBUILT/$kver"/*.dkms.tar.gz)
+	if [ ! -f "${pre[0]}" ]; then
+		lab_fail "$p.prebuilt-$me" "no prebuilt DKMS tarball for $kver in $DEB_PREBUILT"
+		lab_finish
+	fi
+	mkdir -p "$tarball_root"
+	placed=$tarball_root/$(basename "${pre[0]}")
+	cp "${pre[0]}" "$placed"
+	hidden=
+	for b in /lib/modules/*/build; do
+		k=${b#/lib/modules/}
+		k=${k%/build}
+		[ "$k" = "$kver" ] && continue
+		rm -f "$b" && hidden+=" $k"
+	done
+	echo "$me: host: DKMS built swiwarp.ko for $kver from the package's source (deb-prebuild.sh)"
+	echo "$me: guest: $placed from the host; headers hidden from DKMS:${hidden:- none}"
+	echo "$me: guest: dpkg -i, its postinst: dkms ldtarball, dkms install (no compile)"
+else
+	echo "$me: guest: dpkg -i, its postinst: dkms add, dkms build (compiles here), dkms install"
+fi
 t0=$SECONDS
 if dpkg -i "$dkmsdeb" "$provdeb" >"$LAB_OUT/install.log" 2>&1; then
 	lab_pass "$p.install-$me"
@@ -37,7 +73,21 @@ else
 	lab_fail "$p.install-$me" "dpkg -i: $(tail -n 5 "$LAB_OUT/install.log" | tr '\n' ' ')"
 fi
 sed 's/^/  install| /' "$LAB_OUT/install.log" | tail -n 25
-echo "$me: dpkg -i (DKMS build included) took $((SECONDS - t0)) s"
+echo "$me: dpkg -i took $((SECONDS - t0)) s"
+# Which path the postinst took, from its own words: "Loading tarball" is
+# ldtarball, "Building initial module for K" a compile.
+compiled=$(sed -n 's/^Building initial module for //p' "$LAB_OUT/install.log" | tr '\n' ' ')
+if [ -n "$placed" ]; then
+	if grep -q '^Loading tarball for ' "$LAB_OUT/install.log" && [ -z "$compiled" ]; then
+		lab_pass "$p.prebuilt-loaded-$me"
+	else
+		lab_fail "$p.prebuilt-loaded-$me" "the postinst did not load the host's tarball only (compiled for: ${compiled:-none})"
+	fi
+elif [[ " $compiled" == *" $kver "* ]]; then
+	lab_pass "$p.compiled-in-guest-$me"
+else
+	lab_fail "$p.compiled-in-guest-$me" "the postinst did not compile for $kver (compiled for: ${compiled:-none})"
+fi
 status=$(dkms status -m swiwarp -v "$version" -k "$kver" 2>&1)
 echo "$me: dkms status: $status"
 if grep -q ': installed' <<<"$status"; then
@@ -71,7 +121,9 @@ if ! lab_barrier up 900; then
 	lab_finish
 fi
 if [ "$LAB_ID" = 1 ]; then
-	timeout 120 rping -s -a "$LAB_IP" -p 7180 -C 10 -V >"$LAB_OUT/rping-server.out" 2>&1 &
+	# -S as the client's: the server RDMA-Reads the client's buffer into
+	# its own, and a smaller one fails the Read (local protection error).
+	timeout 120 rping -s -a "$LAB_IP" -p 7180 -C 10 -S 1000 -V >"$LAB_OUT/rping-server.out" 2>&1 &
 	srv=$!
 	lab_wait_listen 7180 60 || lab_fail "$p.rping-listen-$me" "rping -s did not listen within 60 s"
 	lab_barrier listening 120
@@ -92,10 +144,17 @@ lab_barrier pinged 300
 # ------------------------------------------------------------ purge
 rdma link delete swiwarp0 2>/dev/null
 rmmod swiwarp 2>"$LAB_OUT/rmmod.err" || lab_fail "$p.rmmod-$me" "$(tr '\n' ' ' <"$LAB_OUT/rmmod.err")"
+t0=$SECONDS
 if dpkg --purge swiwarp-dkms ibverbs-provider-swiwarp >"$LAB_OUT/purge.log" 2>&1; then
 	lab_pass "$p.purge-$me"
 else
 	lab_fail "$p.purge-$me" "dpkg --purge: $(tail -n 5 "$LAB_OUT/purge.log" | tr '\n' ' ')"
+fi
+echo "$me: dpkg --purge (dkms remove, depmod) took $((SECONDS - t0)) s"
+# The tarball is the test's, not the package's: dpkg leaves it.
+if [ -n "$placed" ]; then
+	rm -f "$placed"
+	rmdir "$tarball_root" 2>/dev/null
 fi
 left=$(ls -d /lib/modules/*/updates/dkms/swiwarp.ko* /var/lib/dkms/swiwarp /usr/src/swiwarp-* \
 	/usr/lib/x86_64-linux-gnu/libibverbs/libswiwarp-rdmav34.so /etc/libibverbs.d/swiwarp.driver \
