@@ -69,9 +69,7 @@ extern int swiwarp_mpa_crc;
 extern int swiwarp_mpa_rev;
 extern bool swiwarp_peer_to_peer;
 extern int swiwarp_rtr_type;
-extern bool swiwarp_nodelay;
 extern int swiwarp_mpa_timeout_ms;
-extern bool swiwarp_loopback;
 extern bool swiwarp_markers;
 
 /*

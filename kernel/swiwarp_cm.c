@@ -204,12 +204,9 @@ static void swiwarp_cep_event(struct swiwarp_cep *cep, int ev)
  * still be processing the Reply and take an early FPDU for a protocol
  * error.  The responder's QP therefore sends nothing until the first
  * FPDU arrives (a peer-to-peer RTR, or the ULP's first message), or, for
- * ULPs whose server speaks first, until responder_hold_ms have passed.
+ * ULPs whose server speaks first, until this long has passed.
  */
-static int swiwarp_responder_hold_ms = 1000;
-module_param_named(responder_hold_ms, swiwarp_responder_hold_ms, int, 0644);
-MODULE_PARM_DESC(responder_hold_ms,
-		 "As MPA responder, send no FPDU before the initiator's first one, for at most this many ms (0 = do not wait; default 1000)");
+#define SWIWARP_RESPONDER_HOLD_MS 1000
 
 /*
  * (Re)arm the endpoint's timer for ms from now.  A timer still pending
@@ -470,8 +467,7 @@ static int swiwarp_cep_qp_rts(struct swiwarp_cep *cep, int rtr)
 	swiwarp_rx_reset(qp);
 	qp->rx.rtr_send = !cep->active && cep->res.p2p &&
 		cep->res.rtr == IWARP_MPA_RTR_SEND;
-	WRITE_ONCE(qp->tx_hold, !cep->active &&
-		   READ_ONCE(swiwarp_responder_hold_ms) > 0);
+	WRITE_ONCE(qp->tx_hold, !cep->active);
 	spin_unlock_bh(&qp->rx_lock);
 	memset(qp->tx.msn, 0, sizeof(qp->tx.msn));
 	qp->tx.buf_len = 0;
@@ -1062,8 +1058,7 @@ static void swiwarp_listen_accept(struct swiwarp_cep *lcep)
 		nsock->sk->sk_state_change = lcep->old_state_change;
 		nsock->sk->sk_write_space = lcep->old_write_space;
 		write_unlock_bh(&nsock->sk->sk_callback_lock);
-		if (swiwarp_nodelay)
-			tcp_sock_set_nodelay(nsock->sk);
+		tcp_sock_set_nodelay(nsock->sk);
 		cep->sock = nsock;
 		cep->state = CEP_AWAIT_MPAREQ;
 		swiwarp_cep_get(lcep);
@@ -1273,8 +1268,7 @@ int swiwarp_connect(struct iw_cm_id *id, struct iw_cm_conn_param *p)
 		goto err_cep;
 	cep->sock = sock;
 	sock_set_reuseaddr(sock->sk);
-	if (swiwarp_nodelay)
-		tcp_sock_set_nodelay(sock->sk);
+	tcp_sock_set_nodelay(sock->sk);
 	rv = kernel_bind(sock, (struct sockaddr *)laddr,
 			 swiwarp_addr_len(laddr));
 	if (rv)
@@ -1388,9 +1382,7 @@ int swiwarp_accept(struct iw_cm_id *id, struct iw_cm_conn_param *p)
 		cep->connected_up = true;
 		swiwarp_cm_upcall(cep, id, IW_CM_EVENT_ESTABLISHED, 0, NULL, 0);
 		if (READ_ONCE(qp->tx_hold))
-			swiwarp_cep_arm_timer_ms(cep,
-						 max(READ_ONCE(swiwarp_responder_hold_ms),
-						     1));
+			swiwarp_cep_arm_timer_ms(cep, SWIWARP_RESPONDER_HOLD_MS);
 	}
 	rv = 0;
 	goto out;

@@ -39,18 +39,10 @@ module_param_named(rtr_type, swiwarp_rtr_type, int, 0644);
 MODULE_PARM_DESC(rtr_type,
 		 "RTR kinds offered as P2P initiator, bitmask 1=SEND 2=WRITE 4=READ (default 6)");
 
-bool swiwarp_nodelay = true;
-module_param_named(nodelay, swiwarp_nodelay, bool, 0644);
-MODULE_PARM_DESC(nodelay, "Set TCP_NODELAY on RDMA connections (default on)");
-
 int swiwarp_mpa_timeout_ms = 10000;
 module_param_named(mpa_timeout_ms, swiwarp_mpa_timeout_ms, int, 0644);
 MODULE_PARM_DESC(mpa_timeout_ms,
 		 "MPA negotiation timeout in milliseconds (default 10000)");
-
-bool swiwarp_loopback = true;
-module_param_named(loopback, swiwarp_loopback, bool, 0444);
-MODULE_PARM_DESC(loopback, "Allow devices on the loopback netdev (default on)");
 
 bool swiwarp_markers;
 module_param_named(markers, swiwarp_markers, bool, 0644);
@@ -114,15 +106,18 @@ static const struct ib_device_ops swiwarp_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, swiwarp_ucontext, base),
 };
 
+/*
+ * The link types an RDMA device can sit on: Ethernet and its relatives,
+ * tunnels without a link layer, and loopback (RDMA within one host).
+ */
 static bool swiwarp_netdev_ok(struct net_device *nd)
 {
 	switch (nd->type) {
 	case ARPHRD_ETHER:
 	case ARPHRD_IEEE802:
 	case ARPHRD_NONE:
-		return true;
 	case ARPHRD_LOOPBACK:
-		return swiwarp_loopback;
+		return true;
 	default:
 		return false;
 	}

@@ -72,14 +72,42 @@ MODULE_PARM_DESC(zcopy_tx_min,
 		 "send Sends and Writes of at least this many bytes from the registered user pages without copying, e.g. 16384; 0 disables (default 0)");
 
 /*
- * Copied Sends and Writes from user memory go to TCP as page pieces that
- * TCP copies, without a first copy into the FPDU buffer.  0 gathers the
- * payload into the buffer first (the behaviour before; kept to compare).
+ * Design variants the benchmark compares (Documentation/benchmarks.md).
+ * The shipped module has one TX design, fixed here at compile time:
+ *
+ * tx_copy_pages    copied Sends and Writes from user memory go to TCP as
+ *                  page pieces that TCP copies, without a first copy into
+ *                  the FPDU buffer (false: gather into the buffer first,
+ *                  the design before session 5);
+ * direct_tx        the post_send doorbell runs the TX engine itself when
+ *                  idle, and the FPDUs of one message go out with
+ *                  MSG_MORE (false: always wake the TX worker);
+ * direct_tx_burst  TX engine steps (2 per FPDU: build, push) the doorbell
+ *                  runs before it hands the rest to the TX worker, which
+ *                  the scheduler can run on another CPU while the poster
+ *                  goes on posting or polling (0: always the worker).
+ *
+ * The benchmark's own build of the module (make -C kernel BENCH=1, which
+ * defines SWIWARP_BENCH_VARIANTS) turns them into writable parameters so
+ * that each choice can be measured against its alternative in one boot.
  */
+#ifdef SWIWARP_BENCH_VARIANTS
 static bool tx_copy_pages = true;
 module_param(tx_copy_pages, bool, 0644);
-MODULE_PARM_DESC(tx_copy_pages,
-		 "let TCP copy Send/Write payload straight from the registered user pages instead of gathering it into the FPDU buffer first (default 1)");
+MODULE_PARM_DESC(tx_copy_pages, "bench build: let TCP copy from the user pages (default 1)");
+static bool direct_tx = true;
+module_param(direct_tx, bool, 0644);
+MODULE_PARM_DESC(direct_tx, "bench build: TX in the post_send doorbell, MSG_MORE (default 1)");
+static unsigned int direct_tx_burst = SWIWARP_TX_BURST;
+module_param(direct_tx_burst, uint, 0644);
+MODULE_PARM_DESC(direct_tx_burst, "bench build: doorbell TX engine steps (default 64)");
+#define tx_variant(name) READ_ONCE(name)
+#else
+static const bool tx_copy_pages = true;
+static const bool direct_tx = true;
+static const unsigned int direct_tx_burst = SWIWARP_TX_BURST;
+#define tx_variant(name) (name)
+#endif
 
 /*
  * The tracking object of one zero-copy WQE, or of a copied WQE that
@@ -370,29 +398,6 @@ void swiwarp_sq_kick(struct swiwarp_qp *qp)
 }
 
 /*
- * On by default since the whole interop matrix (62-swiwarp-matrix, both
- * roles against upstream siw) passed with it; the bench measured 64 B
- * Send latency 0.11x upstream siw with it, 3.68x without.  0 always wakes
- * the TX worker (the behaviour before, kept for comparison).
- */
-static bool direct_tx = true;
-module_param(direct_tx, bool, 0644);
-MODULE_PARM_DESC(direct_tx,
-		 "run the TX engine in the post_send doorbell when idle and pack the FPDUs of a message with MSG_MORE (default 1)");
-
-/*
- * How much of the work the doorbell does itself, in TX engine steps (an
- * FPDU takes two: build, then push).  The rest goes to the TX worker,
- * which the scheduler can run on another CPU while the poster goes on
- * posting or polling: with a deep queue of large messages that overlap
- * is worth more than the saved wake-up.
- */
-static unsigned int direct_tx_burst = SWIWARP_TX_BURST;
-module_param(direct_tx_burst, uint, 0644);
-MODULE_PARM_DESC(direct_tx_burst,
-		 "TX engine steps (2 per FPDU) the post_send doorbell runs before handing on to the TX worker (default 64)");
-
-/*
  * The doorbell: run the TX engine right here, in the process context of
  * the post_send system call, when nobody else runs it.  Saves the worker
  * wake-up and context switch per post (most of a small message's
@@ -403,9 +408,9 @@ MODULE_PARM_DESC(direct_tx_burst,
  */
 void swiwarp_sq_kick_direct(struct swiwarp_qp *qp)
 {
-	unsigned int budget = READ_ONCE(direct_tx_burst);
+	unsigned int budget = tx_variant(direct_tx_burst);
 
-	if (!READ_ONCE(direct_tx) || !budget || !mutex_trylock(&qp->tx_lock)) {
+	if (!tx_variant(direct_tx) || !budget || !mutex_trylock(&qp->tx_lock)) {
 		swiwarp_sq_kick(qp);
 		return;
 	}
@@ -1289,7 +1294,7 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 	 * the peer see a CRC error and terminate, never a silent mix.
 	 */
 	if (n && !qp->tx.irq_active && !qp->tx.zc && !qp->tx_markers &&
-	    !(sqe->flags & SWIWARP_WQE_INLINE) && READ_ONCE(tx_copy_pages) &&
+	    !(sqe->flags & SWIWARP_WQE_INLINE) && tx_variant(tx_copy_pages) &&
 	    !swiwarp_tx_frame_sgl(qp, wqe, hlen, n)) {
 		qp->tx.copy_pages = true;
 		goto framed;
@@ -1331,7 +1336,7 @@ framed:
 	if (!qp->tx.irq_active && sqe->opcode == SWIWARP_OP_WRITE_IMM)
 		*done = false;
 	/* More FPDUs of this message follow: let TCP pack them. */
-	qp->tx.more = !msg.ddp.last && READ_ONCE(direct_tx);
+	qp->tx.more = !msg.ddp.last && tx_variant(direct_tx);
 	return 0;
 }
 

@@ -14,7 +14,9 @@
 #   STACK_MIN_MSGS=5 (fewest messages per bandwidth run; perftest needs 5)
 #   STACK_BW_TESTS="write read send"   STACK_LAT_TESTS="send write read"
 #   STACK_STACKS="siw swiwarp swiwarp-crc" (link: + swiwarp-zc)   STACK_RUN_TIMEOUT=90 (per run)
-#                           (also: swiwarp-zc, swiwarp-copy: zero-copy forced on/off)
+#                           (also: swiwarp-zc, swiwarp-copy: zero-copy forced on/off;
+#                           swiwarp-gather, swiwarp-wq, swiwarp-dN: TX design variants,
+#                           from the bench build of the module, built here when asked for)
 #   STACK_PIN=1             lo mode: server on vCPU 0, client on vCPU 1 (0: unpinned)
 #   STACK_CONNBENCH=PATH    connbench binary (a missing path skips set-up runs)
 #   STACK_SYN_DELAY_MS=300  link client: delay of perftest's connecting SYNs
@@ -37,6 +39,15 @@ mkdir -p "$out"
 	echo "stack bench: swiwarp.ko not built (make kernel)" >&2
 	exit 1
 }
+# The TX design variants exist only in the benchmark's build of the module
+# (kernel/Makefile BENCH=1); build it when a run asks for one of them.
+if echo "${STACK_STACKS:-} ${STACK_LO_STACKS:-} ${STACK_LINK_STACKS:-}" |
+	grep -qE '(^| )swiwarp-(gather|wq|d[0-9]+)( |$)'; then
+	make -s -C kernel BENCH=1 BUILD="$build" || {
+		echo "stack bench: the bench build of swiwarp.ko failed" >&2
+		exit 1
+	}
+fi
 [ -x "$build/tools/connbench/connbench" ] ||
 	echo "stack bench: $build/tools/connbench/connbench missing: no connection set-up numbers" >&2
 

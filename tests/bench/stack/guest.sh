@@ -12,7 +12,11 @@
 # forced on at 16 KB / off), swiwarp-gather (payload gathered into the
 # FPDU buffer before TCP copies it), swiwarp-wq (TX always in the worker)
 # and swiwarp-dN (the doorbell runs N TX engine steps); every other
-# swiwarp stack uses the module defaults.
+# swiwarp stack uses the module defaults.  The last three are design
+# variants that only the benchmark's build of the module has as parameters
+# (make -C kernel BENCH=1, in $BUILD/kernel-bench/; tests/bench/stack.sh
+# builds it when a run asks for one of them); every other stack loads the
+# shipped module.
 # Only one RDMA driver is loaded at a time (both on one netdev would leave
 # rdma_cm free to pick either), so the script swaps modules between runs.
 # Each (test, size) block runs every stack, then again in reverse order
@@ -72,29 +76,36 @@ tunables="zcopy_tx_min direct_tx_burst tx_copy_pages"
 declare -A tun_default
 # use_stack STACK: make exactly the RDMA device this stack needs exist.
 use_stack() {
-	local want=$1 drv crc="" set="" t kv
+	local want=$1 drv crc="" set="" t kv ko=shipped
 	case $want in
 	siw) drv=siw ;;
 	swiwarp) drv=swiwarp crc=0 ;;
 	swiwarp-crc) drv=swiwarp crc=2 ;;
 	swiwarp-zc) drv=swiwarp crc=0 set="zcopy_tx_min=16384" ;;
 	swiwarp-copy) drv=swiwarp crc=0 set="zcopy_tx_min=0" ;;
-	swiwarp-gather) drv=swiwarp crc=0 set="tx_copy_pages=0" ;;
-	swiwarp-wq) drv=swiwarp crc=0 set="direct_tx_burst=0" ;;
-	swiwarp-d[0-9]*) drv=swiwarp crc=0 set="direct_tx_burst=${want#swiwarp-d}" ;;
+	swiwarp-gather) drv=swiwarp crc=0 set="tx_copy_pages=0" ko=bench ;;
+	swiwarp-wq) drv=swiwarp crc=0 set="direct_tx_burst=0" ko=bench ;;
+	swiwarp-d[0-9]*) drv=swiwarp crc=0 set="direct_tx_burst=${want#swiwarp-d}" ko=bench ;;
 	tcp) return 0 ;;
 	*) echo "bench: unknown stack $want" >&2; return 1 ;;
 	esac
-	if [ "$cur_drv" != "$drv" ]; then
+	if [ "$cur_drv" != "$drv:$ko" ]; then
 		if [ -n "$cur_drv" ]; then
+			cur_drv=${cur_drv%:*}
 			# A QP stuck in the kernel blocks both (swiwarp's open
 			# ib_read_bw stall); the device check below then fails
 			# every later run quickly instead of hanging here.
 			timeout 30 rdma link delete "${cur_drv}0" 2>/dev/null
 			timeout 30 rmmod "$cur_drv" || echo "bench: rmmod $cur_drv failed" >&2
 		fi
-		cur_drv=$drv
-		"lab_load_$drv" "$netdev" "${drv}0" >&2 || { echo "bench: loading $drv failed" >&2; return 1; }
+		cur_drv=$drv:$ko
+		if [ "$ko" = bench ]; then
+			SWIWARP_KO="$BUILD/kernel-bench/$(uname -r)/kernel/swiwarp.ko" \
+				lab_load_swiwarp "$netdev" swiwarp0 >&2 ||
+				{ echo "bench: loading the bench build of swiwarp failed" >&2; return 1; }
+		else
+			"lab_load_$drv" "$netdev" "${drv}0" >&2 || { echo "bench: loading $drv failed" >&2; return 1; }
+		fi
 		# which crc32c driver the crypto API gave swiwarp (swiwarp_crc.c)
 		[ "$drv" = swiwarp ] &&
 			echo "bench: swiwarp $(dmesg | grep -o 'MPA CRC with .*' | tail -n 1)" \
@@ -358,6 +369,7 @@ echo "bench: size sweep:$sweep_sizes" >&2
 for test in $bw_tests; do [ "$test" = read ] || bw_block "$test" $sweep_sizes; done
 for test in $bw_tests; do [ "$test" = read ] && bw_block "$test" $sweep_sizes; done
 if [ -n "$cur_drv" ]; then
+	cur_drv=${cur_drv%:*}
 	timeout 30 rdma link delete "${cur_drv}0" 2>/dev/null
 	timeout 30 rmmod "$cur_drv"
 fi
