@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include "buffers.hpp"
 
+#include <atomic>
 #include <cerrno>
+#include <cstring>
 
 namespace dpi::detail
 {
@@ -80,6 +82,87 @@ std::string BufferTable::announce(Ring &r, uint64_t seq, uint64_t len, const std
 	return err;
 }
 
+uint64_t SharedLog::tail() const
+{
+	return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(ctl.get())).load(std::memory_order_acquire);
+}
+
+void SharedLog::take_satisfied(std::vector<Waiter> &out)
+{
+	std::erase_if(waiters, [&](const Waiter &w) {
+		if (w.needed > rd.head())
+			return false;
+		out.push_back(w);
+		return true;
+	});
+}
+
+std::optional<uint64_t> BufferTable::room(Ring &r, const std::shared_ptr<Conn> &c, uint32_t req_id, uint64_t needed)
+{
+	std::lock_guard<std::mutex> g(mu_);
+	auto b = r.buffer.lock();
+	if (!r.shared || !b || !b->log)
+		throw Error(Errc::protocol, "room request on a source without a shared log");
+	if (b->log->rd.head() >= needed)
+		return b->log->rd.head();
+	b->log->waiters.push_back({c, req_id, needed});
+	return std::nullopt;
+}
+
+std::optional<BufferTable::LogGrant> BufferTable::share_log(Buffer &b, ibv_pd *pd, std::string &why)
+{
+	std::lock_guard<std::mutex> g(mu_);
+	size_t cap = b.opts.segment_size * b.opts.segments;
+	if (!b.log) {
+		auto l = std::make_unique<SharedLog>(cap);
+		l->mem = alloc_touched(cap);
+		l->ctl = alloc_touched(8);
+		l->mr.reset(ibv_reg_mr(pd, l->mem.get(), cap, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
+		if (!l->mr)
+			fail_sys("ibv_reg_mr (shared log of '" + b.name + "')", errno);
+		l->ctl_mr.reset(ibv_reg_mr(pd, l->ctl.get(), 8, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC));
+		if (!l->ctl_mr) {
+			why = std::string("the owner cannot register its tail for remote atomics: ") +
+			      std::strerror(errno);
+			return std::nullopt;
+		}
+		b.log = std::move(l);
+	}
+	if (b.log->mr->pd != pd) {
+		why = "the owner's log of '" + b.name + "' lives on another device";
+		return std::nullopt;
+	}
+	return LogGrant{reinterpret_cast<uint64_t>(b.log->mem.get()), b.log->mr->rkey,
+	                reinterpret_cast<uint64_t>(b.log->ctl.get()), b.log->ctl_mr->rkey, cap};
+}
+
+std::string BufferTable::commit(Ring &r, const shared::Packed *ranges, size_t n, const std::string &from)
+{
+	std::string err;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		auto b = r.buffer.lock();
+		if (!r.shared || !b || !b->log) {
+			err = "commit on a source without a shared log";
+		} else {
+			uint64_t tail = b->log->tail();
+			for (size_t i = 0; i < n && err.empty(); ++i) {
+				const auto &p = ranges[i];
+				err = b->log->rd.commit(p.pos, p.length_flags & ~shared::pad_bit,
+				                        (p.length_flags & shared::pad_bit) != 0, r.index, tail);
+			}
+		}
+		if (!err.empty() && r.state == SourceState::open) {
+			r.state = SourceState::aborted;
+			r.reason = "protocol error from " + from + ": " + err;
+			if (b)
+				++b->aborted_sources;
+		}
+	}
+	cv_.notify_all();
+	return err;
+}
+
 void BufferTable::close_ring(Ring &r)
 {
 	{
@@ -98,6 +181,8 @@ void BufferTable::abort_open(const std::vector<std::shared_ptr<Ring>> &rings, co
 			if (r->state == SourceState::open) {
 				r->state = SourceState::aborted;
 				r->reason = reason;
+				if (auto b = r->buffer.lock())
+					++b->aborted_sources;
 			}
 	}
 	cv_.notify_all();

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "ring.hpp"
+#include "shared.hpp"
 #include "util.hpp"
 #include <dpi-internal/verbs.hpp>
 
@@ -22,6 +23,7 @@ namespace dpi::detail
 {
 
 class Conn;
+struct Buffer;
 
 // The owner's side of one source: its ring of segments in our memory.
 // Fields other than the constant ones are guarded by the BufferTable lock.
@@ -38,6 +40,44 @@ struct Ring {
 	SourceState state = SourceState::open;
 	std::string reason;
 	uint64_t records = 0;
+	// a source of the buffer's shared log (no ring memory of its own)
+	bool shared = false;
+	std::weak_ptr<Buffer> buffer;
+};
+
+// The shared log of an append buffer (shared.hpp), registered on the
+// protection domain of the first source that uses it, and its tail word,
+// which sources fetch-and-add.  The consumer's position is not published in
+// memory for sources to RDMA-read: swiwarp sends Read Responses zero-copy
+// from the registered pages, and a word that changes while TCP still holds
+// them goes out with a wrong MPA CRC.  A source that needs room asks with a
+// `room` request instead, answered when the consumer got there.
+struct SharedLog {
+	explicit SharedLog(size_t capacity) : rd(capacity) {}
+	MemPtr mem;
+	MemPtr ctl;
+	MrPtr mr; // declared after mem and ctl: deregistered first
+	MrPtr ctl_mr;
+	struct Waiter {
+		std::weak_ptr<Conn> conn;
+		uint32_t req_id;
+		uint64_t needed;
+	};
+	std::vector<Waiter> waiters; // room requests not answered yet
+	shared::Reader rd;
+	uint64_t hole_bytes = 0;
+	uint64_t holes = 0;
+	// the consumer's last record is popped on its next call (its data stays
+	// valid until then)
+	bool pop_pending = false;
+	// when the current gap at rd.head() was first seen
+	uint64_t gap_head = UINT64_MAX;
+	Deadline gap_since{};
+	uint64_t aborts_seen = 0; // sources aborted when the gap was first seen
+
+	[[nodiscard]] uint64_t tail() const;
+	// Moves the waiters the consumer's position satisfies to `out`.
+	void take_satisfied(std::vector<Waiter> &out);
 };
 
 struct Buffer {
@@ -48,6 +88,8 @@ struct Buffer {
 	MemPtr region;
 	MrPtr region_mr; // declared after region: deregistered first
 	bool has_consumer = false;
+	std::unique_ptr<SharedLog> log; // made when the first source is granted it
+	uint64_t aborted_sources = 0;
 };
 
 class BufferTable
@@ -71,6 +113,23 @@ public:
 	std::string announce(Ring &r, uint64_t seq, uint64_t len, const std::string &from);
 	// The source closed its ring.
 	void close_ring(Ring &r);
+
+	struct LogGrant {
+		uint64_t addr;
+		uint32_t rkey;
+		uint64_t ctl_addr;
+		uint32_t ctl_rkey;
+		size_t capacity;
+	};
+	// The shared log of `b` for a source on `pd`: made and registered there on
+	// first use; nullopt (and `why`) when it lives on another device.
+	std::optional<LogGrant> share_log(Buffer &b, ibv_pd *pd, std::string &why);
+	// Shared-log ranges committed by source `r`.  A bad commit aborts the
+	// source and returns the error; "" when fine.
+	std::string commit(Ring &r, const shared::Packed *ranges, size_t n, const std::string &from);
+	// A room request of log source `r`: the consumer's position if it is at
+	// `needed` already, else nullopt (the request is parked until it is).
+	std::optional<uint64_t> room(Ring &r, const std::shared_ptr<Conn> &c, uint32_t req_id, uint64_t needed);
 	// The sources' connection died: abort those rings still open.
 	void abort_open(const std::vector<std::shared_ptr<Ring>> &rings, const std::string &reason);
 

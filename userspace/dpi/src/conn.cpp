@@ -40,8 +40,12 @@ void Conn::open(CmIdPtr id, ibv_pd *pd)
 	pd_ = pd;
 	ibv_context *verbs = id_->verbs;
 	ibv_device_attr da{};
-	if (ibv_query_device(verbs, &da) == 0)
+	if (ibv_query_device(verbs, &da) == 0) {
 		rd_atom_ = static_cast<uint8_t>(std::clamp(std::min(da.max_qp_rd_atom, da.max_qp_init_rd_atom), 1, 16));
+		atomics_ = da.atomic_cap != IBV_ATOMIC_NONE;
+	}
+	if (const char *dn = ibv_get_device_name(verbs->device))
+		device_ = dn;
 	rch_.reset(ibv_create_comp_channel(verbs));
 	if (!rch_)
 		fail_sys("ibv_create_comp_channel", errno);
@@ -286,11 +290,13 @@ void Conn::poll_send_locked()
 				continue;
 			}
 			completed_ = std::max<uint64_t>(completed_, wc[i].wr_id);
+			if (result_wanted_.erase(wc[i].wr_id))
+				result_done_.insert(wc[i].wr_id);
 		}
 	}
 }
 
-uint64_t Conn::post_locked(ibv_send_wr &wr, bool signal)
+uint64_t Conn::post_locked(ibv_send_wr &wr, bool signal, int *post_err)
 {
 	check_alive();
 	while (posted_ - completed_ >= sq_depth - 1) {
@@ -310,6 +316,10 @@ uint64_t Conn::post_locked(ibv_send_wr &wr, bool signal)
 	ibv_send_wr *bad = nullptr;
 	if (int rc = ibv_post_send(qp_.get(), &wr, &bad)) {
 		--posted_;
+		if (post_err) {
+			*post_err = rc;
+			return 0;
+		}
 		fail_sys(desc_ + ": ibv_post_send", rc);
 	}
 	return seq;
@@ -362,6 +372,43 @@ uint64_t Conn::write(const void *local, uint32_t lkey, size_t len, uint64_t radd
 uint64_t Conn::read(void *local, uint32_t lkey, size_t len, uint64_t raddr, uint32_t rkey)
 {
 	return post_rdma(IBV_WR_RDMA_READ, local, lkey, len, raddr, rkey, true);
+}
+
+uint64_t Conn::fetch_add(void *local, uint32_t lkey, uint64_t raddr, uint32_t rkey, uint64_t add, int &post_err)
+{
+	ibv_sge sge{reinterpret_cast<uint64_t>(local), sizeof(uint64_t), lkey};
+	ibv_send_wr wr{};
+	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.wr.atomic.remote_addr = raddr;
+	wr.wr.atomic.rkey = rkey;
+	wr.wr.atomic.compare_add = add;
+	post_err = 0;
+	std::lock_guard<std::mutex> g(smu_);
+	uint64_t seq = post_locked(wr, true, &post_err);
+	if (seq)
+		result_wanted_.insert(seq);
+	return seq;
+}
+
+void Conn::wait_result(uint64_t seq, Deadline deadline)
+{
+	for (unsigned spin = 0;; ++spin) {
+		{
+			std::lock_guard<std::mutex> g(smu_);
+			poll_send_locked();
+			if (result_done_.erase(seq))
+				return;
+		}
+		check_alive();
+		if (Clock::now() > deadline)
+			throw Error(Errc::timeout, desc_ + ": work request not completed in time");
+		if (spin < 200)
+			sched_yield();
+		else
+			std::this_thread::sleep_for(std::chrono::microseconds(50));
+	}
 }
 
 void Conn::wait_done(uint64_t seq, Deadline deadline)

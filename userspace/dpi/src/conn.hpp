@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,9 @@ public:
 	[[nodiscard]] int channel_fd() const noexcept { return rch_->fd; }
 	// Responder resources / initiator depth this device allows (1..16).
 	[[nodiscard]] uint8_t rd_atom() const noexcept { return rd_atom_; }
+	// The device reports remote atomics (atomic_cap other than ATOMIC_NONE).
+	[[nodiscard]] bool atomics() const noexcept { return atomics_; }
+	[[nodiscard]] const std::string &device() const noexcept { return device_; }
 
 	void set_up() noexcept { up_ = true; }
 	[[nodiscard]] bool up() const noexcept { return up_.load(); }
@@ -75,6 +79,16 @@ public:
 	// One RDMA Write / Read of a single local buffer; returns the WR's sequence.
 	uint64_t write(const void *local, uint32_t lkey, size_t len, uint64_t raddr, uint32_t rkey, bool signal);
 	uint64_t read(void *local, uint32_t lkey, size_t len, uint64_t raddr, uint32_t rkey);
+	// A signaled 8-byte fetch-and-add of `add` on the remote word; the
+	// original value lands in `local`.  Returns the WR's sequence, or 0 with
+	// `post_err` set when the provider refused the post (EOPNOTSUPP: the
+	// connection does not carry atomics).
+	uint64_t fetch_add(void *local, uint32_t lkey, uint64_t raddr, uint32_t rkey, uint64_t add, int &post_err);
+	// Waits until WR `seq` itself (a fetch_add) completed.
+	// wait_done() is not enough for those: swiwarp completes the Writes and
+	// Sends posted after an outstanding Read or Atomic when they are handed
+	// to TCP, before that Read's or Atomic's response arrived.
+	void wait_result(uint64_t seq, Deadline deadline);
 	// Waits until the send queue completed WR `seq` (and so all before it).
 	void wait_done(uint64_t seq, Deadline deadline);
 	// Sends `m` as a request and waits for its reply; an error reply throws.
@@ -116,7 +130,7 @@ private:
 	void post_recv(uint64_t slot) const;
 	void top_up_recvs(); // mu_ held
 	void poll_send_locked();
-	uint64_t post_locked(ibv_send_wr &wr, bool signal);
+	uint64_t post_locked(ibv_send_wr &wr, bool signal, int *post_err = nullptr);
 	uint64_t post_rdma(ibv_wr_opcode opcode, const void *local, uint32_t lkey, size_t len, uint64_t raddr,
 	                   uint32_t rkey, bool signal);
 
@@ -126,6 +140,8 @@ private:
 	const std::string desc_;
 	ibv_pd *pd_ = nullptr; // owned by the pool, which outlives every connection's verbs objects
 	uint8_t rd_atom_ = 1;
+	bool atomics_ = false;
+	std::string device_;
 
 	// Verbs objects, declared so that they are released in dependency order
 	// (last declared, first released); teardown() uses the same order.
@@ -145,6 +161,8 @@ private:
 	uint64_t last_signaled_ = 0;
 	uint64_t completed_ = 0;
 	uint64_t nmsgs_ = 0;
+	std::set<uint64_t> result_wanted_; // fetch_add WRs not completed yet
+	std::set<uint64_t> result_done_;   // ... completed, not yet waited for
 	std::array<uint64_t, msg_slots> slot_seq_{};
 
 	// receive side: posted by the progress thread, reservations under mu_

@@ -21,6 +21,9 @@ public:
 		bytes_ += bytes;
 	}
 	void sealed() noexcept { sealed_++; }
+	void shared_append() noexcept { shared_++; }
+	void shared_pad() noexcept { pads_++; }
+	void shared_fallback() noexcept { fallbacks_++; }
 	void stalled() noexcept { stalls_++; }
 	void posted(bool signaled) noexcept
 	{
@@ -39,12 +42,15 @@ public:
 		s.credit_stalls = stalls_;
 		s.signaled_wrs = signaled_;
 		s.posted_wrs = posted_;
+		s.shared_appends = shared_;
+		s.shared_pads = pads_;
+		s.shared_fallbacks = fallbacks_;
 		return s;
 	}
 
 private:
 	std::atomic<uint64_t> appends_{0}, bytes_{0}, copied_{0}, zero_{0}, sealed_{0}, stalls_{0}, signaled_{0},
-	        posted_{0};
+	        posted_{0}, shared_{0}, pads_{0}, fallbacks_{0};
 };
 
 } // namespace dpi::detail

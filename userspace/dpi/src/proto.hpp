@@ -33,10 +33,25 @@ enum class Type : uint16_t {
 	enrolled,     // reply
 	open_region,  // client -> owner: address of a region buffer
 	region_info,  // reply
+	commit,       // source -> owner: shared-log ranges written (shared.hpp)
+	room,         // source -> owner: reply once the consumer passed position `len`
+	room_ok,      // reply: `seq` = the consumer's position
 };
 
 inline constexpr uint16_t flag_ack = 1;     // seg: reply with seg_ack
 inline constexpr uint16_t flag_existed = 2; // created: buffer existed already
+inline constexpr uint16_t flag_shared = 4;  // joined: this source uses the shared log
+inline constexpr uint16_t flag_rings = 8;   // join: give me a ring whatever the mode
+
+// Field use beyond the names below:
+//  create:  len = AppendMode.
+//  joined with flag_shared: ring = source id, addr/rkey = the log,
+//           seg_size = log capacity, len = largest record, seq = address of
+//           the tail word, region_size = its rkey, nseg = 0.  A ring
+//           joined may carry a text: why not the log.
+//  commit:  ring = source id, len = ranges (1..8), text = shared::Packed[len].
+//  room:    ring = source id, len = the consumer position the source needs;
+//           the owner holds the request until the consumer got there.
 
 struct Msg {
 	uint32_t magic;

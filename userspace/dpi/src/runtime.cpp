@@ -141,7 +141,8 @@ void Runtime::dispatch(const std::shared_ptr<Conn> &c, const Msg &m)
 	case Type::closed:
 	case Type::lookup_reply:
 	case Type::enrolled:
-	case Type::region_info: c->complete(m); return;
+	case Type::region_info:
+	case Type::room_ok: c->complete(m); return;
 	case Type::credit: c->add_credits(m.ring, m.len); return;
 	default: break;
 	}
@@ -170,6 +171,7 @@ void Runtime::create_buffer(const std::string &name, int owner, const BufferOpti
 	m.seg_size = o.segment_size;
 	m.nseg = o.segments;
 	m.region_size = o.region_size;
+	m.len = static_cast<uint64_t>(o.append_mode);
 	if (owner == opts_.node_id)
 		(void)server_.serve(nullptr, m);
 	else

@@ -3,7 +3,9 @@
 
 #include "conn.hpp"
 
+#include <array>
 #include <cerrno>
+#include <cstring>
 
 namespace dpi::detail
 {
@@ -19,6 +21,8 @@ Msg Server::serve(const std::shared_ptr<Conn> &c, const Msg &m)
 	case Type::create: return create(c, m, name);
 	case Type::join: return join(c, m, name);
 	case Type::seg:
+	case Type::commit:
+	case Type::room:
 	case Type::close: return segment(c, m);
 	case Type::lookup: {
 		auto owner = table_.directory_owner(name);
@@ -57,7 +61,12 @@ Msg Server::create(const std::shared_ptr<Conn> &c, const Msg &m, const std::stri
 	o.segment_size = m.seg_size;
 	o.segments = m.nseg;
 	o.region_size = m.region_size;
+	o.append_mode = static_cast<AppendMode>(m.len);
 	if (o.kind == BufferKind::append) {
+		if (m.len > static_cast<uint64_t>(AppendMode::automatic))
+			throw Error(Errc::invalid_argument, "unknown append mode " + std::to_string(m.len));
+		if (o.append_mode != AppendMode::rings && o.segment_size * o.segments < 128)
+			throw Error(Errc::invalid_argument, "a shared log needs segment_size * segments >= 128");
 		if (o.segment_size < 64 || o.segment_size > (1ULL << 30) || o.segment_size % 8)
 			throw Error(Errc::invalid_argument, "segment size " + std::to_string(o.segment_size) +
 			                                            " must be a multiple of 8 in 64..1 GiB");
@@ -80,9 +89,27 @@ Msg Server::create(const std::shared_ptr<Conn> &c, const Msg &m, const std::stri
 	return r;
 }
 
+// AppendMode::automatic: which path a new source of `b` gets (the decision
+// and its measurement: Documentation/benchmarks-dpi.md).
+static bool automatic_uses_log(const Buffer &b)
+{
+	(void)b;
+	return false;
+}
+
 Msg Server::join(const std::shared_ptr<Conn> &c, const Msg &m, const std::string &name)
 {
 	auto b = table_.append_buffer(name);
+	bool want_log = !(m.flags & proto::flag_rings) &&
+	                (b->opts.append_mode == AppendMode::shared ||
+	                 (b->opts.append_mode == AppendMode::automatic && automatic_uses_log(*b)));
+	std::string why;
+	if (want_log && c && !c->atomics())
+		why = "the owner's device " + c->device() + " has no remote atomics";
+	else if (want_log && c) {
+		if (auto g = table_.share_log(*b, c->pd(), why))
+			return join_log(c, m, b, *g);
+	}
 	auto r = std::make_shared<Ring>(b->opts.segment_size, b->opts.segments);
 	size_t bytes = b->opts.segment_size * b->opts.segments;
 	r->mem = alloc_touched(bytes);
@@ -101,6 +128,34 @@ Msg Server::join(const std::shared_ptr<Conn> &c, const Msg &m, const std::string
 	rep.rkey = r->mr->rkey;
 	rep.seg_size = b->opts.segment_size;
 	rep.nseg = b->opts.segments;
+	if (b->opts.append_mode == AppendMode::shared && !(m.flags & proto::flag_rings))
+		rep.set_text(why);
+	return rep;
+}
+
+Msg Server::join_log(const std::shared_ptr<Conn> &c, const Msg &m, const std::shared_ptr<Buffer> &b,
+                     const BufferTable::LogGrant &g)
+{
+	auto r = std::make_shared<Ring>(b->opts.segment_size, 1);
+	r->shared = true;
+	r->buffer = b;
+	// its commits, one room request, a sync and close
+	c->reserve_recvs(shared::commit_window + 3);
+	r->node = c->peer();
+	r->conn = c;
+	table_.add_ring(*b, r);
+	c->add_hosted(r);
+	Msg rep = proto::make(Type::joined, m.req_id);
+	rep.flags = proto::flag_shared;
+	rep.handle = b->id;
+	rep.ring = r->id;
+	rep.addr = g.addr;
+	rep.rkey = g.rkey;
+	rep.seg_size = g.capacity;
+	rep.len = shared::max_record(g.capacity, b->opts.segment_size);
+	rep.seq = g.ctl_addr;
+	rep.region_size = g.ctl_rkey;
+	rep.nseg = 0;
 	return rep;
 }
 
@@ -113,6 +168,29 @@ Msg Server::segment(const std::shared_ptr<Conn> &c, const Msg &m)
 	if (t == Type::close) {
 		table_.close_ring(*r);
 		return proto::make(Type::closed, m.req_id);
+	}
+	if (t == Type::room) {
+		auto at = table_.room(*r, c, m.req_id, m.len);
+		if (!at)
+			return Msg{}; // answered by the consumer once it got there
+		Msg rep = proto::make(Type::room_ok, m.req_id);
+		rep.seq = *at;
+		return rep;
+	}
+	if (t == Type::seg && m.seq != UINT64_MAX && r->shared)
+		throw Error(Errc::protocol, c->desc() + " sent a seg for a shared-log source");
+	if (t == Type::commit && !r->shared)
+		throw Error(Errc::protocol, c->desc() + " sent a commit for a ring source");
+	if (t == Type::commit) {
+		if (m.len < 1 || m.len > shared::commit_batch)
+			throw Error(Errc::protocol, c->desc() + " committed " + std::to_string(m.len) + " ranges");
+		std::array<shared::Packed, shared::commit_batch> p{};
+		std::memcpy(p.data(), m.text, sizeof(p));
+		if (std::string err = table_.commit(*r, p.data(), m.len, c->desc()); !err.empty())
+			throw Error(Errc::protocol, err);
+		if (m.flags & proto::flag_ack)
+			return proto::make(Type::seg_ack, m.req_id);
+		return Msg{};
 	}
 	if (m.seq == UINT64_MAX) {
 		// a sync: everything before it on this connection was processed

@@ -33,6 +33,8 @@ public:
 private:
 	proto::Msg create(const std::shared_ptr<Conn> &c, const proto::Msg &m, const std::string &name);
 	proto::Msg join(const std::shared_ptr<Conn> &c, const proto::Msg &m, const std::string &name);
+	proto::Msg join_log(const std::shared_ptr<Conn> &c, const proto::Msg &m, const std::shared_ptr<Buffer> &b,
+	                    const BufferTable::LogGrant &g);
 	proto::Msg segment(const std::shared_ptr<Conn> &c, const proto::Msg &m);
 
 	BufferTable &table_;

@@ -51,4 +51,14 @@ template <class... T> void debug(const T &...parts)
 	(void)!::write(2, line.data(), line.size());
 }
 
+// One line on stderr, always: things an operator must see (a fallback, a
+// hole in a shared log).
+template <class... T> void warn(const T &...parts)
+{
+	std::string line = "dpi[" + std::to_string(getpid()) + "]: ";
+	((line += parts), ...);
+	line += "\n";
+	(void)!::write(2, line.data(), line.size());
+}
+
 } // namespace dpi::detail

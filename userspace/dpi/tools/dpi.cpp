@@ -31,19 +31,21 @@ using Clock = std::chrono::steady_clock;
 namespace
 {
 
-const char *usage_text = "usage: dpi [--spec FILE] [--id N] [--timeout-ms MS] COMMAND ...\n"
-                         "  info                          show the spec, devices and the copy-vs-register costs\n"
-                         "  node                          host buffers (and the directory) until SIGINT/SIGTERM\n"
-                         "  create NAME --owner N [--segment-size B] [--segments K] [--region BYTES]\n"
-                         "  append NAME [--data STR]... [--file F|-] [--chunk B]   one record per --data/chunk\n"
-                         "  cat NAME [--sources K] [--wait-ms MS] [--create [--segment-size B] [--segments K]]\n"
-                         "           [--verify] [--count M] [--slow-us U] [--quiet] [--discard] [--poll]\n"
-                         "  gen NAME [--appenders K] [--count M] [--max-size B] [--seed S] [--create-owner N]\n"
-                         "           [--abort-after N]    verifiable records, one source per appender thread\n"
-                         "  bench NAME [--appenders K] [--chunk B] [--bytes B] [--create-owner N]\n"
-                         "  write NAME OFFSET --data STR | read NAME OFFSET LEN\n"
-                         "  probe-restart NAME --owner N --wait-file F\n"
-                         "--spec defaults to $DPI_CLUSTER, --id to $DPI_NODE_ID (unset: anonymous client).\n";
+const char *usage_text =
+        "usage: dpi [--spec FILE] [--id N] [--timeout-ms MS] COMMAND ...\n"
+        "  info                          show the spec, devices and the copy-vs-register costs\n"
+        "  node                          host buffers (and the directory) until SIGINT/SIGTERM\n"
+        "  create NAME --owner N [--segment-size B] [--segments K] [--region BYTES]\n"
+        "         [--append-mode rings|shared|automatic]   (also for cat --create, gen, bench)\n"
+        "  append NAME [--data STR]... [--file F|-] [--chunk B]   one record per --data/chunk\n"
+        "  cat NAME [--sources K] [--wait-ms MS] [--create [--segment-size B] [--segments K]]\n"
+        "           [--verify] [--count M] [--slow-us U] [--quiet] [--discard] [--poll]\n"
+        "  gen NAME [--appenders K] [--count M] [--max-size B] [--seed S] [--create-owner N]\n"
+        "           [--abort-after N [--unflushed U]] [--pace-us U]   verifiable records, one source per thread\n"
+        "  bench NAME [--appenders K] [--chunk B] [--bytes B] [--create-owner N]\n"
+        "  write NAME OFFSET --data STR | read NAME OFFSET LEN\n"
+        "  probe-restart NAME --owner N --wait-file F\n"
+        "--spec defaults to $DPI_CLUSTER, --id to $DPI_NODE_ID (unset: anonymous client).\n";
 
 struct Args {
 	std::vector<std::string> pos;
@@ -192,6 +194,16 @@ dpi::BufferOptions buffer_opts(const Args &a)
 	dpi::BufferOptions o;
 	o.segment_size = static_cast<size_t>(a.num("segment-size", static_cast<long long>(o.segment_size)));
 	o.segments = static_cast<uint32_t>(a.num("segments", o.segments));
+	std::string mode = a.get("append-mode", "automatic");
+	if (mode == "rings")
+		o.append_mode = dpi::AppendMode::rings;
+	else if (mode == "shared")
+		o.append_mode = dpi::AppendMode::shared;
+	else if (mode == "automatic")
+		o.append_mode = dpi::AppendMode::automatic;
+	else
+		throw dpi::Error(dpi::Errc::invalid_argument,
+		                 "--append-mode must be rings, shared or automatic, not '" + mode + "'");
 	if (a.has("region")) {
 		o.kind = dpi::BufferKind::region;
 		o.region_size = static_cast<size_t>(a.num("region", 0));
@@ -352,8 +364,12 @@ int cmd_cat(const Args &a)
 			}
 		}
 	}
+	uint64_t holes = 0;
+	for (auto &c : cons)
+		holes += c->hole_bytes();
 	std::cerr << "dpi: cat " << a.pos[1] << ": records=" << records << " bytes=" << bytes << " errors=" << errors
-	          << " seconds=" << secs << " MBps=" << (secs > 0 ? static_cast<double>(bytes) / secs / 1e6 : 0)
+	          << " hole_size=" << holes << " seconds=" << secs
+	          << " MBps=" << (secs > 0 ? static_cast<double>(bytes) / secs / 1e6 : 0)
 	          << (poll ? " empty_polls=" + std::to_string(empty_polls) : std::string())
 	          << (g_stop ? " (interrupted)" : "") << "\n";
 	return errors || g_stop ? 1 : 0;
@@ -372,6 +388,8 @@ int cmd_gen(const Args &a)
 	int k = static_cast<int>(a.num("appenders", 1));
 	long long count = a.num("count", 100);
 	long long abort_after = a.num("abort-after", -1);
+	long long unflushed = a.num("unflushed", 0);
+	long long pace_us = a.num("pace-us", 0);
 	uint64_t seed = static_cast<uint64_t>(a.num("seed", 1));
 	std::atomic<uint64_t> bytes{0};
 	std::atomic<int> failures{0};
@@ -393,10 +411,24 @@ int cmd_gen(const Args &a)
 					fill(buf, tag, static_cast<uint32_t>(i));
 					app->append(buf);
 					bytes += buf.size();
+					if (pace_us > 0)
+						std::this_thread::sleep_for(std::chrono::microseconds(pace_us));
 					if (abort_after >= 0 && i + 1 == abort_after) {
 						app->flush();
+						// --unflushed U: U more appends the owner never hears of
+						// (on a shared log: reservations left as a hole).  The
+						// pause lets the consumer drain the log first, so that
+						// backpressure does not commit them.
+						if (unflushed > 0)
+							std::this_thread::sleep_for(1s);
+						for (long long u = 0; u < unflushed; ++u) {
+							buf.resize(pick_size(st, max_size,
+							                     static_cast<uint32_t>(i + 1 + u)));
+							fill(buf, tag, static_cast<uint32_t>(i + 1 + u));
+							app->append(buf);
+						}
 						std::cerr << "dpi: gen: crashing after " << abort_after
-						          << " flushed records\n";
+						          << " flushed records and " << unflushed << " unflushed\n";
 						std::_Exit(3); // no close: the owner must notice the vanished source
 					}
 				}
@@ -415,7 +447,9 @@ int cmd_gen(const Args &a)
 	std::cerr << "dpi: gen " << name << ": appenders=" << k << " records=" << count * k << " bytes=" << bytes.load()
 	          << " copied=" << s.copied_appends << " zero_copy=" << s.zero_copy_appends
 	          << " segments=" << s.segments_sealed << " stalls=" << s.credit_stalls
-	          << " signaled=" << s.signaled_wrs << "/" << s.posted_wrs << " failures=" << failures.load() << "\n";
+	          << " signaled=" << s.signaled_wrs << "/" << s.posted_wrs << " shared=" << s.shared_appends
+	          << " pads=" << s.shared_pads << " fallbacks=" << s.shared_fallbacks << " failures=" << failures.load()
+	          << "\n";
 	return failures ? 1 : 0;
 }
 
@@ -463,11 +497,14 @@ int cmd_bench(const Args &a)
 	auto s = node->stats();
 	std::printf("{\"chunk\": %zu, \"appenders\": %d, \"bytes\": %llu, \"seconds\": %.6f, \"MBps\": %.3f, "
 	            "\"setup_seconds\": %.6f, \"critical_size\": %zu, \"zero_copy\": %llu, \"stalls\": %llu, "
-	            "\"posted_wrs\": %llu, \"signaled_wrs\": %llu}\n",
+	            "\"posted_wrs\": %llu, \"signaled_wrs\": %llu, \"shared_appends\": %llu, \"shared_pads\": %llu, "
+	            "\"shared_fallbacks\": %llu}\n",
 	            chunk, k, static_cast<unsigned long long>(sent), secs, static_cast<double>(sent) / secs / 1e6,
 	            setup, node->critical_size(), static_cast<unsigned long long>(s.zero_copy_appends),
 	            static_cast<unsigned long long>(s.credit_stalls), static_cast<unsigned long long>(s.posted_wrs),
-	            static_cast<unsigned long long>(s.signaled_wrs));
+	            static_cast<unsigned long long>(s.signaled_wrs), static_cast<unsigned long long>(s.shared_appends),
+	            static_cast<unsigned long long>(s.shared_pads),
+	            static_cast<unsigned long long>(s.shared_fallbacks));
 	return failures ? 1 : 0;
 }
 

@@ -2,8 +2,9 @@
 //
 // libdpi: the DPI memory API (remote buffers, many-source append, read/write,
 // scatter/gather) over RDMA verbs, connected through rdma_cm only, so it runs
-// on iWARP (swiwarp, upstream siw) and RoCE (rxe) alike.  No remote atomics,
-// no write-with-immediate.
+// on iWARP (swiwarp, upstream siw) and RoCE (rxe) alike.  No write-with-
+// immediate; remote atomics only on the optional shared-log append path,
+// and only where both devices support them (AppendMode).
 //
 // This is the idiomatic C++ layer (namespace dpi).  Errors are reported by
 // throwing dpi::Error, which carries a dpi::Errc code and a readable message.
@@ -97,6 +98,19 @@ private:
 
 enum class BufferKind : uint32_t { append = 1, region = 2 };
 
+// How the sources of an append buffer place their records.
+enum class AppendMode : uint32_t {
+	// Each source writes into a private ring of segments; no atomics.
+	rings = 0,
+	// One log per buffer: a source reserves its record's bytes with a remote
+	// fetch-and-add on the log's tail (RFC 7306 / IB atomics), writes the
+	// record there and commits it.  Where the owner's or the source's device
+	// has no atomics, that source falls back to a ring (logged, not an error).
+	shared = 1,
+	// The library picks per buffer (Documentation/benchmarks-dpi.md).
+	automatic = 2,
+};
+
 struct BufferOptions {
 	BufferKind kind = BufferKind::append;
 	// append buffers: each source gets a private ring of `segments` segments of
@@ -106,6 +120,9 @@ struct BufferOptions {
 	uint32_t segments = 8;
 	// region buffers: a flat, zero-filled array for DPI_Read/DPI_Write.
 	size_t region_size = 0;
+	// append buffers: rings, or a shared log of segment_size * segments bytes
+	// (one record at most min(segment_size, log/2) - 8 bytes).
+	AppendMode append_mode = AppendMode::automatic;
 };
 
 struct Options {
@@ -130,6 +147,9 @@ struct Stats {
 	uint64_t credit_stalls = 0; // times an appender waited for ring space
 	uint64_t signaled_wrs = 0;
 	uint64_t posted_wrs = 0;
+	uint64_t shared_appends = 0;   // records placed by fetch-and-add in a shared log
+	uint64_t shared_pads = 0;      // reservations that hit the log's end and were padded
+	uint64_t shared_fallbacks = 0; // appenders that asked for the shared log but got a ring
 };
 
 class Node;
@@ -209,6 +229,8 @@ public:
 	virtual void close() = 0;
 	[[nodiscard]] virtual size_t max_append() const noexcept = 0;
 	[[nodiscard]] virtual const std::string &name() const noexcept = 0;
+	// True when this source appends through the buffer's shared log.
+	[[nodiscard]] virtual bool shared() const noexcept { return false; }
 };
 
 class Consumer
@@ -223,6 +245,10 @@ public:
 	// True when at least `expected` sources joined, every joined source is
 	// closed or aborted, and everything they flushed has been consumed.
 	[[nodiscard]] virtual bool finished(size_t expected) const = 0;
+	// Shared-log buffers: bytes skipped as holes (reservations never
+	// committed, e.g. by a source that died holding one).  Each hole is also
+	// reported on stderr.
+	[[nodiscard]] virtual uint64_t hole_bytes() const { return 0; }
 };
 
 // A region buffer: random access with one-sided RDMA Read/Write.
