@@ -134,9 +134,23 @@ struct swiwarp_pd {
 	struct ib_pd base;
 };
 
+/*
+ * The memory of a CQ, SRQ, SQ or RQ ring.  A user's ring is charged to its
+ * creator's locked memory (mm->pinned_vm against RLIMIT_MEMLOCK, as pinned
+ * MRs are) until the object and its mmap entry let go of it.  Pages a
+ * process still maps after that stay with the mapping, uncharged (no
+ * vm_ops of ours may outlive the module: Documentation/kernel.md).
+ */
+struct swiwarp_ring {
+	struct kref ref;
+	void *addr;			/* vmalloc_user() memory */
+	unsigned long npages;
+	struct mm_struct *mm;		/* charged to; NULL: a kernel ring */
+};
+
 struct swiwarp_mmap_entry {
 	struct rdma_user_mmap_entry rdma;
-	void *addr;			/* vmalloc_user() memory */
+	struct swiwarp_ring *ring;	/* holds a reference */
 };
 
 /* ---------------------------------------------------------------- memory */
@@ -193,6 +207,7 @@ struct swiwarp_cq {
 	bool user;
 	/* bit 0: overflow reported, until a completion fits again */
 	unsigned long overflow;
+	struct swiwarp_ring *ring;	/* queue and ctrl */
 	struct rdma_user_mmap_entry *entry;
 };
 
@@ -206,6 +221,7 @@ struct swiwarp_srq {
 	u32 limit;			/* 0: not armed */
 	u32 id;
 	bool user;
+	struct swiwarp_ring *ring;	/* queue */
 	struct rdma_user_mmap_entry *entry;
 };
 
@@ -417,6 +433,7 @@ struct swiwarp_qp {
 	u32 num_sqe;
 	u32 sq_get;
 	u32 sq_put;			/* kernel consumers only */
+	struct swiwarp_ring *sq_ring;	/* sendq and sq_ctrl */
 	struct rdma_user_mmap_entry *sq_entry;
 	u32 max_inline;
 
@@ -426,6 +443,7 @@ struct swiwarp_qp {
 	u32 num_rqe;
 	u32 rq_get;
 	u32 rq_put;			/* kernel consumers only */
+	struct swiwarp_ring *rq_ring;	/* recvq */
 	struct rdma_user_mmap_entry *rq_entry;
 
 	/* negotiated by the CM */
@@ -591,8 +609,10 @@ int swiwarp_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 int swiwarp_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 
 /* swiwarp_verbs.c */
-void *swiwarp_ring_alloc(size_t size);
-int swiwarp_ring_mmap_entry(struct ib_ucontext *uctx, void *addr, size_t len,
+struct swiwarp_ring *swiwarp_ring_alloc(size_t size, bool user);
+void swiwarp_ring_put(struct swiwarp_ring *ring);
+int swiwarp_ring_mmap_entry(struct ib_ucontext *uctx,
+			    struct swiwarp_ring *ring, size_t len,
 			    struct rdma_user_mmap_entry **entry, u64 *key);
 
 /* swiwarp_qp.c */

@@ -180,11 +180,12 @@ int swiwarp_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	cq->user = !!udata;
 	size = cq->num_cqe * sizeof(struct swiwarp_cqe) +
 		sizeof(struct swiwarp_cq_ctrl);
-	cq->queue = swiwarp_ring_alloc(size);
-	if (!cq->queue) {
+	cq->ring = swiwarp_ring_alloc(size, !!udata);
+	if (!cq->ring) {
 		rv = -ENOMEM;
 		goto err_cnt;
 	}
+	cq->queue = cq->ring->addr;
 	cq->ctrl = (struct swiwarp_cq_ctrl *)&cq->queue[cq->num_cqe];
 	ibcq->cqe = cq->num_cqe;
 
@@ -197,7 +198,7 @@ int swiwarp_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		uresp.cq_id = cq->id;
 		uresp.num_cqe = cq->num_cqe;
 		uresp.cq_mmap_len = PAGE_ALIGN(size);
-		rv = swiwarp_ring_mmap_entry(uctx, cq->queue,
+		rv = swiwarp_ring_mmap_entry(uctx, cq->ring,
 					     size, &cq->entry, &uresp.cq_key);
 		if (rv)
 			goto err_free;
@@ -212,7 +213,8 @@ err_entry:
 	rdma_user_mmap_entry_remove(cq->entry);
 	cq->entry = NULL;
 err_free:
-	vfree(cq->queue);
+	swiwarp_ring_put(cq->ring);
+	cq->ring = NULL;
 	cq->queue = NULL;
 err_cnt:
 	atomic_dec(&sdev->num_cq);
@@ -225,8 +227,8 @@ int swiwarp_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 
 	if (cq->entry)
 		rdma_user_mmap_entry_remove(cq->entry);
-	/* User mappings keep their own page references. */
-	vfree(cq->queue);
+	/* User mappings keep their own ring references. */
+	swiwarp_ring_put(cq->ring);
 	atomic_dec(&to_sdev(ibcq->device)->num_cq);
 	return 0;
 }

@@ -6,6 +6,8 @@
  */
 
 #include <linux/etherdevice.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/vmalloc.h>
 #include <net/addrconf.h>
 #include <rdma/uverbs_ioctl.h>
@@ -182,12 +184,61 @@ void swiwarp_disassociate_ucontext(struct ib_ucontext *uctx)
 	dev_dbg(&uctx->device->dev, "user context disassociated\n");
 }
 
-void *swiwarp_ring_alloc(size_t size)
+/*
+ * A ring of size bytes; user is true for a user object's ring, which is
+ * charged to the calling process's locked memory: NULL (-ENOMEM to the
+ * caller) when that would exceed RLIMIT_MEMLOCK without CAP_IPC_LOCK.
+ * Ring memory is not swappable and user space cannot free it, so an
+ * unprivileged process must not be able to ask for more of it than it
+ * may pin; ib_umem_get() applies the same rule to MRs.
+ */
+struct swiwarp_ring *swiwarp_ring_alloc(size_t size, bool user)
 {
-	return vmalloc_user(PAGE_ALIGN(size));
+	struct swiwarp_ring *ring = kzalloc(sizeof(*ring), GFP_KERNEL);
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+
+	if (!ring)
+		return NULL;
+	kref_init(&ring->ref);
+	ring->npages = PAGE_ALIGN(size) >> PAGE_SHIFT;
+	if (user) {
+		if (atomic64_add_return(ring->npages, &current->mm->pinned_vm) >
+		    limit && !capable(CAP_IPC_LOCK)) {
+			atomic64_sub(ring->npages, &current->mm->pinned_vm);
+			kfree(ring);
+			return NULL;
+		}
+		mmgrab(current->mm);
+		ring->mm = current->mm;
+	}
+	ring->addr = vmalloc_user(ring->npages << PAGE_SHIFT);
+	if (!ring->addr) {
+		swiwarp_ring_put(ring);
+		return NULL;
+	}
+	return ring;
 }
 
-int swiwarp_ring_mmap_entry(struct ib_ucontext *uctx, void *addr, size_t len,
+static void swiwarp_ring_release(struct kref *ref)
+{
+	struct swiwarp_ring *ring = container_of(ref, struct swiwarp_ring, ref);
+
+	vfree(ring->addr);
+	if (ring->mm) {
+		atomic64_sub(ring->npages, &ring->mm->pinned_vm);
+		mmdrop(ring->mm);
+	}
+	kfree(ring);
+}
+
+void swiwarp_ring_put(struct swiwarp_ring *ring)
+{
+	if (ring)
+		kref_put(&ring->ref, swiwarp_ring_release);
+}
+
+int swiwarp_ring_mmap_entry(struct ib_ucontext *uctx,
+			    struct swiwarp_ring *ring, size_t len,
 			    struct rdma_user_mmap_entry **entry, u64 *key)
 {
 	struct swiwarp_mmap_entry *e = kzalloc(sizeof(*e), GFP_KERNEL);
@@ -195,9 +246,11 @@ int swiwarp_ring_mmap_entry(struct ib_ucontext *uctx, void *addr, size_t len,
 
 	if (!e)
 		return -ENOMEM;
-	e->addr = addr;
+	kref_get(&ring->ref);
+	e->ring = ring;
 	rv = rdma_user_mmap_entry_insert(uctx, &e->rdma, PAGE_ALIGN(len));
 	if (rv) {
+		swiwarp_ring_put(ring);
 		kfree(e);
 		return rv;
 	}
@@ -218,14 +271,17 @@ int swiwarp_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	if (!re)
 		return -EINVAL;
 	e = to_smmap(re);
-	rv = remap_vmalloc_range(vma, e->addr, 0);
+	rv = remap_vmalloc_range(vma, e->ring->addr, 0);
 	rdma_user_mmap_entry_put(re);
 	return rv;
 }
 
 void swiwarp_mmap_free(struct rdma_user_mmap_entry *entry)
 {
-	kfree(to_smmap(entry));
+	struct swiwarp_mmap_entry *e = to_smmap(entry);
+
+	swiwarp_ring_put(e->ring);
+	kfree(e);
 }
 
 /* ----------------------------------------------------------------- PD */
@@ -497,8 +553,10 @@ static void swiwarp_qp_free_queues(struct swiwarp_qp *qp)
 		rdma_user_mmap_entry_remove(qp->rq_entry);
 	qp->sq_entry = NULL;
 	qp->rq_entry = NULL;
-	vfree(qp->sendq);
-	vfree(qp->recvq);
+	swiwarp_ring_put(qp->sq_ring);
+	swiwarp_ring_put(qp->rq_ring);
+	qp->sq_ring = NULL;
+	qp->rq_ring = NULL;
 	qp->sendq = NULL;
 	qp->recvq = NULL;
 }
@@ -561,21 +619,23 @@ int swiwarp_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	qp->num_sqe = roundup_pow_of_two(max(attr->cap.max_send_wr, 1U));
 	sq_size = qp->num_sqe * sizeof(struct swiwarp_sqe) +
 		sizeof(struct swiwarp_sq_ctrl);
-	qp->sendq = swiwarp_ring_alloc(sq_size);
-	if (!qp->sendq) {
+	qp->sq_ring = swiwarp_ring_alloc(sq_size, !!udata);
+	if (!qp->sq_ring) {
 		rv = -ENOMEM;
 		goto err_cnt;
 	}
+	qp->sendq = qp->sq_ring->addr;
 	qp->sq_ctrl = (struct swiwarp_sq_ctrl *)&qp->sendq[qp->num_sqe];
 	if (!qp->srq) {
 		qp->num_rqe = roundup_pow_of_two(max(attr->cap.max_recv_wr,
 						     1U));
 		rq_size = qp->num_rqe * sizeof(struct swiwarp_rqe);
-		qp->recvq = swiwarp_ring_alloc(rq_size);
-		if (!qp->recvq) {
+		qp->rq_ring = swiwarp_ring_alloc(rq_size, !!udata);
+		if (!qp->rq_ring) {
 			rv = -ENOMEM;
 			goto err_queues;
 		}
+		qp->recvq = qp->rq_ring->addr;
 	}
 
 	rv = swiwarp_tx_init(qp);
@@ -601,14 +661,14 @@ int swiwarp_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		uresp.num_rqe = qp->num_rqe;
 		uresp.max_inline = qp->max_inline;
 		uresp.sq_mmap_len = PAGE_ALIGN(sq_size);
-		rv = swiwarp_ring_mmap_entry(uctx, qp->sendq, sq_size,
+		rv = swiwarp_ring_mmap_entry(uctx, qp->sq_ring, sq_size,
 					     &qp->sq_entry, &uresp.sq_key);
 		if (rv)
 			goto err_xa;
 		uresp.rq_key = SWIWARP_INVALID_MMAP_KEY;
 		if (qp->recvq) {
 			uresp.rq_mmap_len = PAGE_ALIGN(rq_size);
-			rv = swiwarp_ring_mmap_entry(uctx, qp->recvq, rq_size,
+			rv = swiwarp_ring_mmap_entry(uctx, qp->rq_ring, rq_size,
 						     &qp->rq_entry,
 						     &uresp.rq_key);
 			if (rv)
@@ -1033,11 +1093,12 @@ int swiwarp_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
 	srq->user = !!udata;
 	srq->id = atomic_inc_return(&swiwarp_obj_ids);
 	size = srq->num_rqe * sizeof(struct swiwarp_rqe);
-	srq->queue = swiwarp_ring_alloc(size);
-	if (!srq->queue) {
+	srq->ring = swiwarp_ring_alloc(size, !!udata);
+	if (!srq->ring) {
 		rv = -ENOMEM;
 		goto err_cnt;
 	}
+	srq->queue = srq->ring->addr;
 	if (udata) {
 		struct ib_ucontext *uctx =
 			&rdma_udata_to_drv_context(udata,
@@ -1047,7 +1108,7 @@ int swiwarp_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
 		uresp.srq_id = srq->id;
 		uresp.num_rqe = srq->num_rqe;
 		uresp.srq_mmap_len = PAGE_ALIGN(size);
-		rv = swiwarp_ring_mmap_entry(uctx, srq->queue, size,
+		rv = swiwarp_ring_mmap_entry(uctx, srq->ring, size,
 					     &srq->entry, &uresp.srq_key);
 		if (rv)
 			goto err_free;
@@ -1064,7 +1125,7 @@ err_entry:
 	rdma_user_mmap_entry_remove(srq->entry);
 	srq->entry = NULL;
 err_free:
-	vfree(srq->queue);
+	swiwarp_ring_put(srq->ring);
 err_cnt:
 	atomic_dec(&sdev->num_srq);
 	return rv;
@@ -1104,7 +1165,7 @@ int swiwarp_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 
 	if (srq->entry)
 		rdma_user_mmap_entry_remove(srq->entry);
-	vfree(srq->queue);
+	swiwarp_ring_put(srq->ring);
 	atomic_dec(&to_sdev(ibsrq->device)->num_srq);
 	return 0;
 }

@@ -1194,6 +1194,93 @@ static int client(const char *addr, const char *port)
 
 /* ---- local: registration limits --------------------------------------- */
 
+/*
+ * memlock, continued: CQ and QP rings are charged to RLIMIT_MEMLOCK like
+ * pinned MRs (kernel swiwarp_ring_alloc()), so a process without
+ * CAP_IPC_LOCK cannot make the kernel hold more ring memory than it may
+ * lock.  With the 64 KiB limit of the test: an 8 MiB CQ ring (262144 CQEs,
+ * what libfabric asks for) and a 4096-WQE send queue are refused with
+ * ENOMEM, small CQs are created until the limit and no further (each ring
+ * takes at least a page), and destroying them gives the charge back.
+ */
+static int memlock_rings(struct ibv_context *ctx, struct ibv_pd *pd,
+			 const struct rlimit *rl)
+{
+	const size_t max_small = 256;
+	size_t limit_pages = rl->rlim_cur / PG;
+	struct ibv_cq *cqs[256], *cq;
+	struct ibv_qp_init_attr qa;
+	struct ibv_qp *qp;
+	size_t n = 0, i;
+	int fails = 0;
+
+	errno = 0;
+	cq = ibv_create_cq(ctx, 262144, NULL, NULL, 0);
+	if (cq) {
+		printf("FAIL: robust.neg.memlock.ring_cq_over [an 8 MiB CQ ring under RLIMIT_MEMLOCK %llu]\n",
+		       (unsigned long long)rl->rlim_cur);
+		ibv_destroy_cq(cq);
+		fails++;
+	} else if (errno != ENOMEM) {
+		printf("FAIL: robust.neg.memlock.ring_cq_over [refused with %s, not ENOMEM]\n",
+		       strerror(errno));
+		fails++;
+	} else {
+		printf("PASS: robust.neg.memlock.ring_cq_over (262144 CQEs: %s)\n", strerror(errno));
+	}
+
+	errno = 0;
+	while (n < max_small && (cqs[n] = ibv_create_cq(ctx, 64, NULL, NULL, 0)))
+		n++;
+	if (n == 0 || n > limit_pages || n == max_small || errno != ENOMEM) {
+		printf("FAIL: robust.neg.memlock.ring_cq_bounded [%zu small CQs under a %zu-page limit, then %s]\n",
+		       n, limit_pages, n == max_small ? "no refusal" : strerror(errno));
+		fails++;
+	} else {
+		printf("PASS: robust.neg.memlock.ring_cq_bounded (%zu small CQs under a %zu-page limit, then %s)\n",
+		       n, limit_pages, strerror(errno));
+	}
+
+	/* one CQ kept for the QP below; the rest give their charge back */
+	for (i = 1; i < n; i++)
+		ibv_destroy_cq(cqs[i]);
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	if (!cq && n > 1) {
+		printf("FAIL: robust.neg.memlock.ring_again [a small CQ after destroying %zu: %s]\n",
+		       n - 1, strerror(errno));
+		fails++;
+	} else if (n > 1) {
+		printf("PASS: robust.neg.memlock.ring_again\n");
+	}
+	if (cq)
+		ibv_destroy_cq(cq);
+
+	if (n > 0) {
+		memset(&qa, 0, sizeof(qa));
+		qa.send_cq = qa.recv_cq = cqs[0];
+		qa.qp_type = IBV_QPT_RC;
+		qa.cap.max_send_wr = 4096;
+		qa.cap.max_recv_wr = 1;
+		qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+		errno = 0;
+		qp = ibv_create_qp(pd, &qa);
+		if (qp) {
+			printf("FAIL: robust.neg.memlock.ring_qp_over [a 4096-WQE SQ under RLIMIT_MEMLOCK %llu]\n",
+			       (unsigned long long)rl->rlim_cur);
+			ibv_destroy_qp(qp);
+			fails++;
+		} else if (errno != ENOMEM) {
+			printf("FAIL: robust.neg.memlock.ring_qp_over [refused with %s, not ENOMEM]\n",
+			       strerror(errno));
+			fails++;
+		} else {
+			printf("PASS: robust.neg.memlock.ring_qp_over (%s)\n", strerror(errno));
+		}
+		ibv_destroy_cq(cqs[0]);
+	}
+	return fails;
+}
+
 static int local(const char *what)
 {
 	struct ibv_device **l = ibv_get_device_list(NULL);
@@ -1285,6 +1372,7 @@ static int local(const char *what)
 		} else {
 			ibv_dereg_mr(mr);
 		}
+		fails += memlock_rings(ctx, pd, &rl);
 	} else {
 		uint8_t *hole = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
