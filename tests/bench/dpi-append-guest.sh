@@ -28,6 +28,10 @@ reps=${DPI_BENCH_REPS:-2}
 # siw/swiwarp kernel thread that does the sending; an event-driven baseline
 # (ib_write_bw -e, kind ib_write_bw_e) would be fairer, but perftest 4.5
 # refuses it: "Events feature not available on WRITE verb".
+# dpi_append_shared: the same DPI_Append run into a buffer created with
+# --append-mode shared (fetch-and-add reservations in one shared log,
+# Documentation/dpi.md); where the devices lack atomics it falls back to
+# rings (the run's JSON says shared_fallbacks).
 kinds=${DPI_BENCH_KINDS:-ib_write_bw dpi_append}
 # Upstream siw sometimes hangs a fresh connection (the passive-side race in
 # Documentation/lab.md); ib_write_bw has no retry, so every run is bounded
@@ -57,7 +61,7 @@ run() {
 	port=$((port + 10))
 	if [ "$LAB_ID" = 1 ]; then
 		pids=()
-		if [ "$kind" != dpi_append ]; then
+		if [[ $kind != dpi_append* ]]; then
 			for j in $(seq "$k"); do
 				timeout $((tmo + 60)) ib_write_bw ${ev:+-e} -R -F -d "$dev" -s "$size" -n "$n" -p $((port + j)) \
 					>"$LAB_OUT/srv.$tag.$j" 2>&1 &
@@ -66,8 +70,10 @@ run() {
 			sleep 3
 		else
 			printf 'node 0 192.0.2.1:%s\n' $port >/tmp/b.spec
+			mode=rings
+			[ "$kind" = dpi_append_shared ] && mode=shared
 			DPI_CLUSTER=/tmp/b.spec timeout $((tmo + 60)) "$bin/dpi" --id 0 cat b --create --segment-size 4202496 --segments 8 \
-				--sources "$k" --discard --wait-ms 100000000 2>"$LAB_OUT/cat.$tag" &
+				--append-mode $mode --sources "$k" --discard --wait-ms 100000000 2>"$LAB_OUT/cat.$tag" &
 			pids+=($!)
 			for _ in $(seq 100000); do grep -q 'node 0 up' "$LAB_OUT/cat.$tag" && break; sleep 0.2; done
 		fi
@@ -81,7 +87,7 @@ run() {
 	if [ "$j" -le "$k" ]; then
 		sleep 1
 		stamp "$tag.g$LAB_ID.start" "$b"
-		if [ "$kind" != dpi_append ]; then
+		if [[ $kind != dpi_append* ]]; then
 			# The servers may not listen yet (guest 1 sleeps 3 guest seconds,
 			# and guest clocks run fast): on iWARP a connect to a closed port
 			# comes back as RDMA_CM_EVENT_REJECTED.  Retry that, restarting

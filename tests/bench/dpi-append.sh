@@ -8,7 +8,9 @@
 #   DPI_BENCH_DRIVERS="siw swiwarp"   DPI_BENCH_CHUNKS="1024 ... 1048576"
 #   DPI_BENCH_APPENDERS="1 2 3"  DPI_BENCH_BYTES (per appender and run)
 #   DPI_BENCH_MAX_OPS  DPI_BENCH_REPS  DPI_BENCH_TIMEOUT (s, per boot)
-#   DPI_BENCH_KINDS="ib_write_bw ib_write_bw_e dpi_append"  DPI_BENCH_RUN_TIMEOUT
+#   DPI_BENCH_KINDS="ib_write_bw ib_write_bw_e dpi_append dpi_append_shared"  DPI_BENCH_RUN_TIMEOUT
+#     (dpi_append_shared: the fetch-and-add shared-log path, compared with
+#     the ring path dpi_append in the ratio_shared column)
 #   DPI_BENCH_SUFFIX: appended to the driver in result names (run-siw-e, ...)
 #   DPI_BENCH_PLOT_ONLY=1: only redo JSON/plots from the last runs' dirs
 set -uo pipefail
@@ -49,7 +51,7 @@ def dpi_guest(path):
     return None
 
 
-KINDS = ("ib_write_bw", "ib_write_bw_e", "dpi_append")
+KINDS = ("ib_write_bw", "ib_write_bw_e", "dpi_append", "dpi_append_shared")
 
 
 def analyse(rundir, drv, out_json, out_md, out_png):
@@ -59,7 +61,7 @@ def analyse(rundir, drv, out_json, out_md, out_png):
         return 1
     runs = {}
     for f in os.listdir(shared):
-        m = re.match(r"^ts\.(ib_write_bw_e|ib_write_bw|dpi_append)\.(\d+)\.(\d+)\.(\d+)\.g(\d+)\.(start|end)$", f)
+        m = re.match(r"^ts\.(ib_write_bw_e|ib_write_bw|dpi_append_shared|dpi_append)\.(\d+)\.(\d+)\.(\d+)\.g(\d+)\.(start|end)$", f)
         if not m:
             continue
         kind, k, chunk, rep, g, edge = m.groups()
@@ -87,7 +89,8 @@ def analyse(rundir, drv, out_json, out_md, out_png):
                 d = dpi_guest(p)
                 guest.append(d["MBps"] if d else None)
                 if d:
-                    for key in ("setup_seconds", "critical_size", "zero_copy", "stalls", "posted_wrs", "signaled_wrs"):
+                    for key in ("setup_seconds", "critical_size", "zero_copy", "stalls", "posted_wrs", "signaled_wrs",
+                                "shared_appends", "shared_pads", "shared_fallbacks"):
                         extra.setdefault(key, []).append(d.get(key))
         row.update(ok=all(e == 0 for e in exits) and secs > 0, exits=exits, bytes=nbytes,
                    host_seconds=round(secs, 3), host_MBps=round(nbytes / secs / 1e6, 3) if secs > 0 else None,
@@ -112,6 +115,10 @@ def analyse(rundir, drv, out_json, out_md, out_png):
                 for key, kind_key in (("ratio_host", "host_MBps"), ("ratio_guest", "guest_MBps_sum")):
                     a, b = s[f"dpi_append_{kind_key}"], s[f"{base}_{kind_key}"]
                     s[key + suffix] = round(a / b, 3) if a and b else None
+            # the shared-log path against the ring path (> 1: shared faster)
+            for key, kind_key in (("ratio_shared_host", "host_MBps"), ("ratio_shared_guest", "guest_MBps_sum")):
+                a, b = s[f"dpi_append_shared_{kind_key}"], s[f"dpi_append_{kind_key}"]
+                s[key] = round(a / b, 3) if a and b else None
             summary.append(s)
     doc = {"driver": drv,
            "method": "4 QEMU TCG guests (1 vCPU each) on one host; guest 1 owns the buffer / runs the "
@@ -125,14 +132,18 @@ def analyse(rundir, drv, out_json, out_md, out_png):
         json.dump(doc, f, indent=1)
     with open(out_md, "w") as f:
         f.write(f"| {drv}: appenders | chunk | ib_write_bw MB/s | ib_write_bw -e MB/s | DPI_Append MB/s "
-                f"| DPI / ib_write_bw (host; in-guest) | DPI / ib_write_bw -e (host; in-guest) |\n"
-                f"|---|---|---|---|---|---|---|\n")
+                f"| DPI shared log MB/s "
+                f"| DPI / ib_write_bw (host; in-guest) | DPI / ib_write_bw -e (host; in-guest) "
+                f"| shared / rings (host; in-guest) |\n"
+                f"|---|---|---|---|---|---|---|---|---|\n")
         fmt = lambda x: "-" if x is None else (f"{x:.2f}" if isinstance(x, float) else str(x))
         for s in summary:
             f.write(f"| {s['appenders']} | {s['chunk']} | {fmt(s['ib_write_bw_host_MBps'])} | "
                     f"{fmt(s['ib_write_bw_e_host_MBps'])} | {fmt(s['dpi_append_host_MBps'])} | "
+                    f"{fmt(s['dpi_append_shared_host_MBps'])} | "
                     f"{fmt(s['ratio_host'])}; {fmt(s['ratio_guest'])} | "
-                    f"{fmt(s['ratio_host_e'])}; {fmt(s['ratio_guest_e'])} |\n")
+                    f"{fmt(s['ratio_host_e'])}; {fmt(s['ratio_guest_e'])} | "
+                    f"{fmt(s['ratio_shared_host'])}; {fmt(s['ratio_shared_guest'])} |\n")
         bad = [r for r in rows if not r.get("ok")]
         if bad:
             f.write(f"\nFailed runs ({len(bad)}): " + "; ".join(
@@ -141,7 +152,8 @@ def analyse(rundir, drv, out_json, out_md, out_png):
     fig, axes = plt.subplots(1, len(ks), figsize=(4.2 * len(ks), 3.8), sharey=True, squeeze=False)
     for ax, k in zip(axes[0], ks):
         for kind, style, label in (("ib_write_bw", "k--o", "ib_write_bw -R"),
-                                   ("ib_write_bw_e", "k:s", "ib_write_bw -R -e"), ("dpi_append", "-o", "DPI_Append")):
+                                   ("ib_write_bw_e", "k:s", "ib_write_bw -R -e"), ("dpi_append", "-o", "DPI_Append"),
+                                   ("dpi_append_shared", "-^", "DPI_Append, shared log")):
             pts = [(s["chunk"], s[f"{kind}_host_MBps"]) for s in summary
                    if s["appenders"] == k and s[f"{kind}_host_MBps"]]
             ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=label)

@@ -89,20 +89,14 @@ Msg Server::create(const std::shared_ptr<Conn> &c, const Msg &m, const std::stri
 	return r;
 }
 
-// AppendMode::automatic: which path a new source of `b` gets (the decision
-// and its measurement: Documentation/benchmarks-dpi.md).
-static bool automatic_uses_log(const Buffer &b)
-{
-	(void)b;
-	return false;
-}
-
 Msg Server::join(const std::shared_ptr<Conn> &c, const Msg &m, const std::string &name)
 {
 	auto b = table_.append_buffer(name);
-	bool want_log = !(m.flags & proto::flag_rings) &&
-	                (b->opts.append_mode == AppendMode::shared ||
-	                 (b->opts.append_mode == AppendMode::automatic && automatic_uses_log(*b)));
+	// AppendMode::automatic means rings: measured, the shared log was never
+	// ahead across appender counts at one chunk size, and this choice is made
+	// before any chunk size is known (Documentation/benchmarks-dpi.md,
+	// "Shared log against rings").
+	bool want_log = !(m.flags & proto::flag_rings) && b->opts.append_mode == AppendMode::shared;
 	std::string why;
 	if (want_log && c && !c->atomics())
 		why = "the owner's device " + c->device() + " has no remote atomics";

@@ -107,7 +107,8 @@ enum class AppendMode : uint32_t {
 	// record there and commits it.  Where the owner's or the source's device
 	// has no atomics, that source falls back to a ring (logged, not an error).
 	shared = 1,
-	// The library picks per buffer (Documentation/benchmarks-dpi.md).
+	// The library picks: rings, as measured (Documentation/benchmarks-dpi.md,
+	// "Shared log against rings").
 	automatic = 2,
 };
 
