@@ -60,7 +60,7 @@ enum swiwarp_crc_policy {
 #define SWIWARP_RTR_READ	0x2
 #define SWIWARP_RTR_SEND	0x4
 
-/* swiwarp_crc.c: MPA CRC32c with the fastest crc32c driver measured */
+/* swiwarp_crc.c: MPA CRC32c with the crypto API's crc32c */
 int swiwarp_crc_init(void);
 void swiwarp_crc_exit(void);
 u32 swiwarp_crc32c(u32 crc, const void *data, unsigned int len);

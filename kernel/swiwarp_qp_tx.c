@@ -45,18 +45,17 @@
 /*
  * Zero-copy Read Responses: the payload of a Read Response FPDU is handed
  * to TCP as references to the pinned pages of the source region instead
- * of being copied into the FPDU buffer.  Only Read Responses: they have
- * no local completion, and the RDMA Read semantics already forbid
- * changing the source while the Read is outstanding, which covers every
- * (re)transmission the requester can still need.  Sends and Writes
- * complete when handed to TCP, after which the consumer may reuse the
- * buffer while TCP may still have to retransmit from it, so they are
- * always copied.
+ * of being copied into the FPDU buffer.  Only without MPA CRC: the owner
+ * of the source region knows nothing of a peer's Read and may change the
+ * memory at any time, and TCP reads the pages when it transmits (and
+ * again when it retransmits), after the CRC was computed; the peer would
+ * see a CRC error and terminate the connection (libdpi hit it, session
+ * 15).  Without CRC a concurrent change gives torn data, as on any RNIC.
  */
 static bool zcopy_rresp = true;
 module_param(zcopy_rresp, bool, 0644);
 MODULE_PARM_DESC(zcopy_rresp,
-		 "send Read Response payload from the registered user pages without copying (default 1)");
+		 "send Read Response payload from the registered user pages without copying, on connections without MPA CRC (default 1)");
 
 /*
  * Zero-copy Sends and Writes of at least this many octets (0: never;
@@ -1304,9 +1303,10 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 	 * With markers the Read Response is copied: markers would have to
 	 * be spliced between the page fragments at stream positions and
 	 * be CRC-covered; one copying path is simpler and markers are rare.
+	 * With CRC it is copied too (see zcopy_rresp).
 	 */
 	if (n && qp->tx.irq_active && READ_ONCE(zcopy_rresp) &&
-	    !qp->tx_markers &&
+	    !qp->tx_markers && !qp->crc &&
 	    !swiwarp_tx_frame_pages(qp, wqe->mem[0],
 				    qp->tx.rresp.src_to + wqe->processed,
 				    hlen, n))
