@@ -392,13 +392,13 @@ uint64_t Conn::fetch_add(void *local, uint32_t lkey, uint64_t raddr, uint32_t rk
 	return seq;
 }
 
-void Conn::wait_result(uint64_t seq, Deadline deadline)
+void Conn::wait_send(const std::function<bool()> &done, Deadline deadline)
 {
 	for (unsigned spin = 0;; ++spin) {
 		{
 			std::lock_guard<std::mutex> g(smu_);
 			poll_send_locked();
-			if (result_done_.erase(seq))
+			if (done())
 				return;
 		}
 		check_alive();
@@ -411,23 +411,14 @@ void Conn::wait_result(uint64_t seq, Deadline deadline)
 	}
 }
 
+void Conn::wait_result(uint64_t seq, Deadline deadline)
+{
+	wait_send([&] { return result_done_.erase(seq) != 0; }, deadline);
+}
+
 void Conn::wait_done(uint64_t seq, Deadline deadline)
 {
-	for (unsigned spin = 0;; ++spin) {
-		{
-			std::lock_guard<std::mutex> g(smu_);
-			poll_send_locked();
-			if (completed_ >= seq)
-				return;
-		}
-		check_alive();
-		if (Clock::now() > deadline)
-			throw Error(Errc::timeout, desc_ + ": work request not completed in time");
-		if (spin < 200)
-			sched_yield();
-		else
-			std::this_thread::sleep_for(std::chrono::microseconds(50));
-	}
+	wait_send([&] { return completed_ >= seq; }, deadline);
 }
 
 Msg Conn::request(Msg m, std::chrono::milliseconds timeout, uint64_t *seq_out, bool signal)

@@ -130,6 +130,9 @@ private:
 	void post_recv(uint64_t slot) const;
 	void top_up_recvs(); // mu_ held
 	void poll_send_locked();
+	// Polls the send CQ until `done()` (called with smu_ held) is true;
+	// a timeout or a dead connection throws.
+	void wait_send(const std::function<bool()> &done, Deadline deadline);
 	uint64_t post_locked(ibv_send_wr &wr, bool signal, int *post_err = nullptr);
 	uint64_t post_rdma(ibv_wr_opcode opcode, const void *local, uint32_t lkey, size_t len, uint64_t raddr,
 	                   uint32_t rkey, bool signal);
