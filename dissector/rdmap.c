@@ -56,6 +56,9 @@ static int hf_rdmap_read_request_in = -1;
 static int hf_rdmap_read_time = -1;
 static int hf_rdmap_read_done_in = -1;
 static int hf_rdmap_imm = -1;
+static int hf_rdmap_imm_value = -1;
+static int hf_rdmap_imm_flags = -1;
+static int hf_rdmap_imm_send_follows = -1;
 static int hf_rdmap_term_ctrl = -1;
 static int hf_rdmap_term_layer = -1;
 static int hf_rdmap_term_etype = -1;
@@ -107,6 +110,7 @@ static gint ett_rdmap_term = -1;
 static gint ett_rdmap_term_hdrct = -1;
 static gint ett_rdmap_term_hdr = -1;
 static gint ett_rdmap_atomic = -1;
+static gint ett_rdmap_imm = -1;
 static gint ett_msg_fragment = -1;
 static gint ett_msg_fragments = -1;
 
@@ -652,14 +656,26 @@ static int dissect_rddp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
 			off = len;
 			break;
 		case SW_RDMAP_OP_IMM:
-		case SW_RDMAP_OP_IMM_SE:
+		case SW_RDMAP_OP_IMM_SE: {
+			proto_item *ii;
+			proto_tree *it;
+
 			if (tvb_reported_length_remaining(tvb, off) < SW_RDMAP_IMM_LEN) {
 				expert_add_info(pinfo, ri, &ei_ddp_short);
 				break;
 			}
-			proto_tree_add_item(rt, hf_rdmap_imm, tvb, off, SW_RDMAP_IMM_LEN, ENC_NA);
+			ii = proto_tree_add_item(rt, hf_rdmap_imm, tvb, off, SW_RDMAP_IMM_LEN, ENC_NA);
+			it = proto_item_add_subtree(ii, ett_rdmap_imm);
+			proto_tree_add_item(it, hf_rdmap_imm_value, tvb, off, 4, ENC_BIG_ENDIAN);
+			proto_tree_add_item(it, hf_rdmap_imm_flags, tvb, off + 4, 4, ENC_BIG_ENDIAN);
+			proto_tree_add_item(it, hf_rdmap_imm_send_follows, tvb, off + 4, 4,
+					    ENC_BIG_ENDIAN);
+			/* swiwarp's Send with Immediate: the Send that follows carries it */
+			if (tvb_get_ntohl(tvb, off + 4) & SW_IMM_FLAG_SEND_FOLLOWS)
+				col_append_str(pinfo->cinfo, COL_INFO, " (Send follows)");
 			off += SW_RDMAP_IMM_LEN;
 			break;
+		}
 		case SW_RDMAP_OP_ATOMIC_REQ: {
 			proto_tree *at;
 			guint32 aop;
@@ -956,6 +972,17 @@ void swiwarp_register_rdmap(void)
 					    BASE_NONE, NULL, 0x0, NULL, HFILL } },
 		{ &hf_rdmap_imm, { "Immediate data", "rdmap.imm", FT_BYTES, BASE_NONE, NULL, 0x0,
 				   NULL, HFILL } },
+		{ &hf_rdmap_imm_value, { "Value", "rdmap.imm.value", FT_UINT32, BASE_HEX, NULL,
+					 0x0, "Octets 0-3: the verbs' 32-bit immediate value",
+					 HFILL } },
+		{ &hf_rdmap_imm_flags, { "Flags (swiwarp)", "rdmap.imm.flags", FT_UINT32, BASE_HEX,
+					 NULL, 0x0,
+					 "Octets 4-7: a swiwarp convention between swiwarp peers "
+					 "(zero elsewhere)", HFILL } },
+		{ &hf_rdmap_imm_send_follows, { "Send follows", "rdmap.imm.send_follows",
+						FT_BOOLEAN, 32, NULL, SW_IMM_FLAG_SEND_FOLLOWS,
+						"swiwarp Send with Immediate: the next Send carries "
+						"this value", HFILL } },
 		{ &hf_rdmap_term_ctrl, { "Terminate control", "rdmap.term.ctrl", FT_UINT32,
 					 BASE_HEX, NULL, 0x0, NULL, HFILL } },
 		{ &hf_rdmap_term_layer, { "Layer", "rdmap.term.layer", FT_UINT8, BASE_HEX,
@@ -1020,7 +1047,8 @@ void swiwarp_register_rdmap(void)
 	};
 	static gint *ett[] = { &ett_ddp, &ett_ddp_ctrl, &ett_rdmap, &ett_rdmap_ctrl, &ett_rdmap_rr,
 			       &ett_rdmap_term, &ett_rdmap_term_hdrct, &ett_rdmap_term_hdr,
-			       &ett_rdmap_atomic, &ett_msg_fragment, &ett_msg_fragments };
+			       &ett_rdmap_atomic, &ett_rdmap_imm, &ett_msg_fragment,
+			       &ett_msg_fragments };
 	static ei_register_info ei_ddp[] = {
 		{ &ei_ddp_version, { "rddp.dv.bad", PI_PROTOCOL, PI_ERROR, "DDP version is not 1",
 				     EXPFILL } },

@@ -243,6 +243,7 @@ struct swiwarp_wqe {
 	struct ib_mr *reg_mr;		/* SWIWARP_OP_REG_MR */
 	int status;			/* enum swiwarp_wc_status */
 	bool active;
+	bool imm_sent;			/* SEND_IMM: its Immediate Data is out */
 };
 
 /*
@@ -375,6 +376,14 @@ struct swiwarp_rx {
 	u32 seg_mo;
 	u32 inv_stag;
 	u32 imm_data;			/* Immediate Data: verbs imm, net order */
+	/*
+	 * Send with Immediate (swiwarp convention, IWARP_IMM_FLAG_SEND_FOLLOWS):
+	 * imm_pending from the flagged Immediate Data message until the
+	 * first segment of the Send that must follow it; then imm_send
+	 * until that Send completes with imm_data.
+	 */
+	bool imm_pending;
+	bool imm_send;
 	/* untagged (Send) message being received */
 	u32 msn_next[4];		/* next expected MSN per queue (0-3) */
 	/* the Atomic Request or Response being received (RFC 7306) */
@@ -626,6 +635,9 @@ int swiwarp_qp_complete_rq(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
 			   int status, u32 bytes, u32 inv_stag, bool se);
 int swiwarp_qp_complete_imm(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
 			    u32 imm_data, bool se);
+int swiwarp_qp_complete_recv_imm(struct swiwarp_qp *qp,
+				 struct swiwarp_wqe *wqe, u32 bytes,
+				 u32 imm_data, bool se);
 bool swiwarp_rq_fetch(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe);
 void swiwarp_wqe_put_mem(struct swiwarp_wqe *wqe);
 int swiwarp_qp_alloc_rd(struct swiwarp_qp *qp, u32 ord, u32 ird);

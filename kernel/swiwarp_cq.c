@@ -40,6 +40,7 @@ static const enum ib_wc_opcode swiwarp_wc_op_map[SWIWARP_OP_MAX] = {
 	[SWIWARP_OP_RECV_RDMA_IMM] = IB_WC_RECV_RDMA_WITH_IMM,
 	[SWIWARP_OP_ATOMIC_CS] = IB_WC_COMP_SWAP,
 	[SWIWARP_OP_ATOMIC_FA] = IB_WC_FETCH_ADD,
+	[SWIWARP_OP_SEND_IMM] = IB_WC_SEND,
 };
 
 /*

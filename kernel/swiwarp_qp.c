@@ -155,6 +155,25 @@ int swiwarp_qp_complete_imm(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
 	return swiwarp_qp_push_rq(qp, wqe, &cqe, se);
 }
 
+/*
+ * Complete the receive WQE of a Send with Immediate Data (the swiwarp
+ * convention of IWARP_IMM_FLAG_SEND_FOLLOWS): IB_WC_RECV with the Send's
+ * length, IB_WC_WITH_IMM and the value (network byte order).
+ */
+int swiwarp_qp_complete_recv_imm(struct swiwarp_qp *qp,
+				 struct swiwarp_wqe *wqe, u32 bytes,
+				 u32 imm_data, bool se)
+{
+	struct swiwarp_cqe cqe = {};
+
+	cqe.opcode = SWIWARP_OP_RECV;
+	cqe.status = SWIWARP_WC_SUCCESS;
+	cqe.bytes = bytes;
+	cqe.flags = SWIWARP_CQE_IMM;
+	cqe.imm_data = imm_data;
+	return swiwarp_qp_push_rq(qp, wqe, &cqe, se);
+}
+
 /* Count VALID entries from get, stopping at limit. */
 static u32 swiwarp_ring_avail(struct swiwarp_rqe *ring, u32 num, u32 get,
 			      u32 limit)

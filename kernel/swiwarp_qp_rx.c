@@ -52,6 +52,8 @@ void swiwarp_rx_reset(struct swiwarp_qp *qp)
 	rx->mk_trailer = false;
 	rx->rtr_send = false;
 	rx->rtr_skip = false;
+	rx->imm_pending = false;
+	rx->imm_send = false;
 }
 
 void swiwarp_rx_cleanup(struct swiwarp_qp *qp)
@@ -311,6 +313,11 @@ static int swiwarp_rx_setup_send(struct swiwarp_qp *qp)
 		rx_term_untagged(qp, IWARP_TERM_DDP_U_TOO_LONG);
 		return -EINVAL;
 	}
+	/* The Send a flagged Immediate Data announced: it carries the value. */
+	if (rx->imm_pending) {
+		rx->imm_pending = false;
+		rx->imm_send = true;
+	}
 	return 0;
 }
 
@@ -341,15 +348,27 @@ static int rx_rfc7306_whole(struct swiwarp_qp *qp)
  * whole untagged message on queue 0: it takes the next Send MSN and one
  * receive WQE, whose buffer stays untouched; the value is in octets 0-3
  * (swiwarp_tx_build_imm()).
+ *
+ * Flagged IWARP_IMM_FLAG_SEND_FOLLOWS in octets 4-7 (swiwarp's Send with
+ * Immediate, only from a peer that negotiated RFC 7306): it takes the
+ * Send MSN but no receive WQE; the value waits in rx->imm_data for the
+ * Send that must come next (swiwarp_rx_header() refuses anything else)
+ * and completes with that Send's receive WQE.  The Solicited Event is
+ * the Send's: a flagged Immediate Data with SE is not ours to accept.
  */
 static int swiwarp_rx_immediate(struct swiwarp_qp *qp,
 				const struct iwarp_rdmap_msg *msg)
 {
 	struct swiwarp_rx *rx = &qp->rx;
 	int rv = rx_rfc7306_whole(qp);
+	bool send = (u32)msg->immediate & IWARP_IMM_FLAG_SEND_FOLLOWS;
 
 	if (rv)
 		return rv;
+	if (send && msg->opcode != IWARP_OP_IMMEDIATE) {
+		rx_term_op(qp, IWARP_TERM_RDMAP_OPCODE);
+		return -EINVAL;
+	}
 	if (rx->msn != rx->msn_next[IWARP_DDP_QN_SEND]) {
 		rx_term_untagged(qp, IWARP_TERM_DDP_U_MSN_RANGE);
 		return -EINVAL;
@@ -358,9 +377,10 @@ static int swiwarp_rx_immediate(struct swiwarp_qp *qp,
 		rx_term_untagged(qp, IWARP_TERM_DDP_U_INVALID_MO);
 		return -EINVAL;
 	}
-	if (swiwarp_rx_take_rwqe(qp, false))
+	if (!send && swiwarp_rx_take_rwqe(qp, false))
 		return -EINVAL;
 	rx->imm_data = (__force u32)cpu_to_be32((u32)(msg->immediate >> 32));
+	rx->imm_pending = send;
 	return 0;
 }
 
@@ -709,6 +729,19 @@ static int swiwarp_rx_header(struct swiwarp_qp *qp)
 	rx->pad = iwarp_mpa_pad_len(rx->fpdu_len);
 	rx->trailer_have = 0;
 
+	/*
+	 * An Immediate Data message flagged "a Send follows" must be
+	 * followed by a Send or Send with SE (a Terminate aside): another
+	 * Immediate Data, flagged or not, a Send with Invalidate or any
+	 * other message would leave the value without its Send.
+	 */
+	if (rx->imm_pending && msg.opcode != IWARP_OP_SEND &&
+	    msg.opcode != IWARP_OP_SEND_SE &&
+	    msg.opcode != IWARP_OP_TERMINATE) {
+		rx_term_op(qp, IWARP_TERM_RDMAP_OPCODE);
+		return -EINVAL;
+	}
+
 	switch (msg.opcode) {
 	case IWARP_OP_WRITE:
 		return swiwarp_rx_setup_write(qp);
@@ -800,6 +833,21 @@ static void swiwarp_rx_segment_done(struct swiwarp_qp *qp)
 				rx->opcode == IWARP_OP_SEND_SE_INVALIDATE;
 			int st = SWIWARP_WC_SUCCESS;
 
+			if (rx->imm_send) {
+				/* Its Immediate Data came first. */
+				rx->imm_send = false;
+				if (inv) {
+					rx_term_op(qp, IWARP_TERM_RDMAP_OPCODE);
+					return;
+				}
+				rx->rwqe_active = false;
+				swiwarp_qp_complete_recv_imm(qp, &rx->rwqe,
+							     rx->mo,
+							     rx->imm_data, se);
+				rx->msn_next[IWARP_DDP_QN_SEND]++;
+				rx->mo = 0;
+				break;
+			}
 			if (inv && swiwarp_mem_invalidate(qp->sdev, qp->base.pd,
 							  rx->inv_stag, true))
 				st = SWIWARP_WC_REM_INV_REQ_ERR;
@@ -816,9 +864,13 @@ static void swiwarp_rx_segment_done(struct swiwarp_qp *qp)
 		break;
 	case IWARP_OP_IMMEDIATE:
 	case IWARP_OP_IMMEDIATE_SE:
-		rx->rwqe_active = false;
-		swiwarp_qp_complete_imm(qp, &rx->rwqe, rx->imm_data,
-					rx->opcode == IWARP_OP_IMMEDIATE_SE);
+		/* Flagged: the Send that follows completes with the value. */
+		if (!rx->imm_pending) {
+			rx->rwqe_active = false;
+			swiwarp_qp_complete_imm(qp, &rx->rwqe, rx->imm_data,
+						rx->opcode ==
+						IWARP_OP_IMMEDIATE_SE);
+		}
 		rx->msn_next[IWARP_DDP_QN_SEND]++;
 		break;
 	case IWARP_OP_ATOMIC_REQUEST:

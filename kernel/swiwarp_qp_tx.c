@@ -923,6 +923,7 @@ static int swiwarp_wqe_validate(struct swiwarp_qp *qp,
 		return SWIWARP_WC_LOC_QP_OP_ERR;
 	if (qp->user && sqe->opcode > SWIWARP_OP_SEND_INV &&
 	    sqe->opcode != SWIWARP_OP_WRITE_IMM &&
+	    sqe->opcode != SWIWARP_OP_SEND_IMM &&
 	    !swiwarp_op_is_atomic(sqe->opcode))
 		return SWIWARP_WC_LOC_QP_OP_ERR;
 	if (sqe->opcode == SWIWARP_OP_RECV_RDMA_IMM)
@@ -933,6 +934,7 @@ static int swiwarp_wqe_validate(struct swiwarp_qp *qp,
 	 * wire, where the peer would answer with a Terminate.
 	 */
 	if ((sqe->opcode == SWIWARP_OP_WRITE_IMM ||
+	     sqe->opcode == SWIWARP_OP_SEND_IMM ||
 	     swiwarp_op_is_atomic(sqe->opcode)) && !qp->peer_rfc7306)
 		return SWIWARP_WC_LOC_QP_OP_ERR;
 	if (sqe->num_sge > SWIWARP_MAX_SGE)
@@ -965,6 +967,7 @@ static int swiwarp_wqe_validate(struct swiwarp_qp *qp,
 	case SWIWARP_OP_WRITE_IMM:
 	case SWIWARP_OP_SEND:
 	case SWIWARP_OP_SEND_INV:
+	case SWIWARP_OP_SEND_IMM:
 		if (sqe->flags & SWIWARP_WQE_INLINE) {
 			if (sqe->inline_len > qp->max_inline)
 				return SWIWARP_WC_LOC_LEN_ERR;
@@ -1133,26 +1136,39 @@ static int swiwarp_tx_build_rtr(struct swiwarp_qp *qp, int rtr)
 }
 
 /*
- * The Immediate Data message ending a WRITE_IMM (RFC 7306): untagged,
- * queue 0 (it takes the next Send MSN and one receive WQE at the peer),
- * 8 octets.  Octets 0-3 carry the verbs' 32-bit value in the byte order
- * the consumer gave (network order), octets 4-7 are zero.
+ * An Immediate Data message (RFC 7306): untagged, queue 0 (it takes the
+ * next Send MSN), 8 octets.  Octets 0-3 carry the verbs' 32-bit value in
+ * the byte order the consumer gave (network order).
+ *
+ * WRITE_IMM: the message ends the WQE and takes one receive WQE at the
+ * peer; octets 4-7 are zero; with SOLICITED it is Immediate Data with SE.
+ *
+ * SEND_IMM (swiwarp convention, Documentation/protocol.md): octets 4-7
+ * are IWARP_IMM_FLAG_SEND_FOLLOWS and the Send comes next; the peer keeps
+ * the value for that Send, whose receive WQE completes with it.  Always
+ * opcode 0x8: the Solicited Event goes on the Send, the message the
+ * receiver completes.
  */
 static int swiwarp_tx_build_imm(struct swiwarp_qp *qp, bool *done)
 {
-	struct swiwarp_sqe *sqe = &qp->tx.wqe.sqe;
+	struct swiwarp_wqe *wqe = &qp->tx.wqe;
+	struct swiwarp_sqe *sqe = &wqe->sqe;
+	bool send = sqe->opcode == SWIWARP_OP_SEND_IMM;
 	struct iwarp_rdmap_msg msg;
 	int hlen;
 
-	iwarp_rdmap_init(&msg, sqe->flags & SWIWARP_WQE_SOLICITED ?
+	iwarp_rdmap_init(&msg, !send && (sqe->flags & SWIWARP_WQE_SOLICITED) ?
 			 IWARP_OP_IMMEDIATE_SE : IWARP_OP_IMMEDIATE);
 	msg.ddp.msn = ++qp->tx.msn[IWARP_DDP_QN_SEND];
 	msg.immediate = (u64)be32_to_cpu((__force __be32)sqe->imm_data) << 32;
+	if (send)
+		msg.immediate |= IWARP_IMM_FLAG_SEND_FOLLOWS;
 	hlen = swiwarp_tx_hdr(qp, &msg);
 	if (hlen < 0)
 		return hlen;
 	swiwarp_tx_frame(qp, hlen);
-	*done = true;
+	wqe->imm_sent = true;
+	*done = !send;
 	return 0;
 }
 
@@ -1194,12 +1210,17 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 			msg.ddp.stag = sqe->rkey;
 			msg.ddp.to = sqe->raddr + wqe->processed;
 			break;
+		case SWIWARP_OP_SEND_IMM:
+			/* The flagged Immediate Data first, then the Send. */
+			if (!wqe->imm_sent)
+				return swiwarp_tx_build_imm(qp, done);
+			fallthrough;
 		case SWIWARP_OP_SEND:
 		case SWIWARP_OP_SEND_INV: {
 			bool se = sqe->flags & SWIWARP_WQE_SOLICITED;
 			unsigned int op;
 
-			if (sqe->opcode == SWIWARP_OP_SEND)
+			if (sqe->opcode != SWIWARP_OP_SEND_INV)
 				op = se ? IWARP_OP_SEND_SE : IWARP_OP_SEND;
 			else
 				op = se ? IWARP_OP_SEND_SE_INVALIDATE :
@@ -1725,7 +1746,8 @@ static void swiwarp_tx_run(struct swiwarp_qp *qp, unsigned int budget)
 
 			/* Fence: wait for outstanding Reads to complete. */
 			if ((sqe->flags & SWIWARP_WQE_FENCE) &&
-			    !qp->tx.wqe.processed && !swiwarp_orq_empty(qp))
+			    !qp->tx.wqe.processed && !qp->tx.wqe.imm_sent &&
+			    !swiwarp_orq_empty(qp))
 				return;	/* Read Response completion kicks us */
 			/*
 			 * A Read completes from the RX side: start it only

@@ -899,11 +899,15 @@ static int swiwarp_fill_sqe(struct swiwarp_qp *qp, struct swiwarp_sqe *sqe,
 		break;
 	case IB_WR_SEND_WITH_IMM:
 		/*
-		 * RFC 7306 has no Send with Immediate Data; a Send followed
-		 * by Immediate Data would take two receive WQEs at the peer
-		 * (Documentation/kernel.md).
+		 * RFC 7306 has no Send with Immediate Data: between swiwarp
+		 * peers a flagged Immediate Data message and the Send make
+		 * one (Documentation/kernel.md); toward any other peer, no.
 		 */
-		return -EOPNOTSUPP;
+		if (!READ_ONCE(qp->peer_rfc7306))
+			return -EOPNOTSUPP;
+		sqe->opcode = SWIWARP_OP_SEND_IMM;
+		sqe->imm_data = (__force u32)wr->ex.imm_data;
+		break;
 	case IB_WR_LOCAL_INV:
 		sqe->opcode = SWIWARP_OP_LOCAL_INV;
 		sqe->inv_stag = wr->ex.invalidate_rkey;
@@ -924,7 +928,8 @@ static int swiwarp_fill_sqe(struct swiwarp_qp *qp, struct swiwarp_sqe *sqe,
 	    (sqe->opcode == SWIWARP_OP_WRITE ||
 	     sqe->opcode == SWIWARP_OP_WRITE_IMM ||
 	     sqe->opcode == SWIWARP_OP_SEND ||
-	     sqe->opcode == SWIWARP_OP_SEND_INV)) {
+	     sqe->opcode == SWIWARP_OP_SEND_INV ||
+	     sqe->opcode == SWIWARP_OP_SEND_IMM)) {
 		u32 len = 0;
 
 		for (i = 0; i < wr->num_sge; i++) {

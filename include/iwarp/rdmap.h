@@ -74,6 +74,16 @@ enum iwarp_rdmap_opcode {
 #define IWARP_RDMAP_TERM_CTRL_LEN 4
 #define IWARP_RDMAP_TERM_SEGLEN_LEN 2
 #define IWARP_RDMAP_IMMEDIATE_LEN 8
+/*
+ * swiwarp convention, between swiwarp peers that negotiated RFC 7306 in
+ * the MPA exchange only: octets 4-7 of an Immediate Data message (opcode
+ * 0x8) are a big-endian flag word.  IWARP_IMM_FLAG_SEND_FOLLOWS says that
+ * the next message on this stream is a Send (or Send with SE) that
+ * carries the value in octets 0-3: the pair is one IBV_WR_SEND_WITH_IMM,
+ * taking two Send MSNs but one receive WQE at the receiver.  Other bits
+ * are sent as zero and ignored on receipt.
+ */
+#define IWARP_IMM_FLAG_SEND_FOLLOWS 0x00000001u
 #define IWARP_RDMAP_ATOMIC_REQ_LEN 52
 #define IWARP_RDMAP_ATOMIC_RESP_LEN 12
 

@@ -243,6 +243,15 @@ enum swiwarp_opcode {
 	 */
 	SWIWARP_OP_ATOMIC_CS = 10,	/* compare_add == target: swap in */
 	SWIWARP_OP_ATOMIC_FA = 11,	/* target += compare_add */
+	/*
+	 * Send with Immediate Data (added like WRITE_IMM, same ABI rule:
+	 * only on a QP whose sq_ctrl.peer_caps has SWIWARP_PEER_RFC7306).
+	 * As SEND, imm_data the 32-bit value in network order; on the wire
+	 * an Immediate Data message flagged "a Send follows" and the Send
+	 * (with SE if SOLICITED).  The receiver's CQE is RECV with
+	 * SWIWARP_CQE_IMM.
+	 */
+	SWIWARP_OP_SEND_IMM = 12,
 	SWIWARP_OP_MAX
 };
 
@@ -268,6 +277,7 @@ struct swiwarp_sge {
  * SEND_INV:   as SEND, inv_stag = remote STag to invalidate
  * WRITE_IMM:  as WRITE, imm_data = the 32-bit immediate value exactly as
  *             in ibv_send_wr.imm_data (network byte order, opaque)
+ * SEND_IMM:   as SEND, imm_data as for WRITE_IMM
  * ATOMIC_CS/ATOMIC_FA: rkey/raddr = remote 64-bit target, atomic.sink =
  *             local 8-octet sink for the original value (num_sge 1),
  *             atomic.compare_add / atomic.swap as in ibv_send_wr.wr.atomic
@@ -283,7 +293,7 @@ struct swiwarp_sqe {
 	__aligned_u64 raddr;
 	union {
 		__u32 inv_stag;		/* SEND_INV */
-		__u32 imm_data;		/* WRITE_IMM, network byte order */
+		__u32 imm_data;		/* WRITE_IMM, SEND_IMM: net order */
 	};
 	__u32 inline_len;		/* with SWIWARP_WQE_INLINE */
 	union {
@@ -316,9 +326,9 @@ struct swiwarp_rqe {
  * consumer is told the connection is up; 0 while not connected.
  * SWIWARP_PEER_RFC7306: the peer announced RFC 7306 in its MPA Request
  * or Reply (Documentation/protocol.md); without it the provider fails
- * IBV_WR_RDMA_WRITE_WITH_IMM and the atomics with EOPNOTSUPP and the
- * kernel completes such an SQE with SWIWARP_WC_LOC_QP_OP_ERR: nothing
- * reaches the wire.
+ * IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_SEND_WITH_IMM and the atomics with
+ * EOPNOTSUPP and the kernel completes such an SQE with
+ * SWIWARP_WC_LOC_QP_OP_ERR: nothing reaches the wire.
  */
 #define SWIWARP_PEER_RFC7306 (1U << 0)
 

@@ -194,7 +194,7 @@ int main(int argc, char **argv)
 	ret = ibv_post_send(qp, &swr, &sbad);
 	result(ret == EINVAL && sbad == &swr, "post_send_bad_opcode", "ret %d",
 	       ret);
-	/* RFC 7306 has no Send with Immediate */
+	/* not connected: no RFC 7306 peer, so no Send with Immediate */
 	swr.opcode = IBV_WR_SEND_WITH_IMM;
 	ret = ibv_post_send(qp, &swr, &sbad);
 	result(ret == EOPNOTSUPP && sbad == &swr, "post_send_send_imm",

@@ -321,7 +321,7 @@ TEST(sq_bad_input)
 		CHECK(swr_sq_post(&f.sq, &w[0], &bad, &n) == EINVAL);
 		CHECK(bad == &w[0] && n == 0);
 	}
-	/* no Send with Immediate; Write with Immediate only to RFC 7306 */
+	/* Send and Write with Immediate only to an RFC 7306 peer */
 	w[0] = send_wr(1, IBV_WR_SEND_WITH_IMM, sge, 1, 0);
 	CHECK(swr_sq_post(&f.sq, &w[0], &bad, &n) == EOPNOTSUPP);
 	CHECK(bad == &w[0] && n == 0);
@@ -396,9 +396,38 @@ TEST(sq_write_imm)
 			  SWIWARP_WQE_SOLICITED));
 	CHECK(k.imm_data == htobe32(0x12345678));
 	CHECK(k.raddr == 0x5000 && k.rkey == 0x99 && k.num_sge == 1);
-	/* Send with Immediate stays refused */
+	/* Send with Immediate: imm_data as given, SOLICITED kept */
 	w.opcode = IBV_WR_SEND_WITH_IMM;
+	w.wr_id = 78;
+	w.imm_data = htobe32(0x0badcafe);
+	CHECK(swr_sq_post(&f.sq, &w, &bad, &n) == 0 && n == 1);
+	CHECK(kernel_take_sqe(&f, &k));
+	CHECK(k.id == 78 && k.opcode == SWIWARP_OP_SEND_IMM);
+	CHECK(k.flags == (SWIWARP_WQE_VALID | SWIWARP_WQE_SIGNALED |
+			  SWIWARP_WQE_SOLICITED));
+	CHECK(k.imm_data == htobe32(0x0badcafe) && k.num_sge == 1);
+	CHECK(k.sge[0].addr == 0x1000 && k.sge[0].length == 100);
+	/* ... and inline */
+	{
+		static const char msg[] = "with immediate";
+		struct ibv_sge isge = {.addr = (uintptr_t)msg,
+				       .length = sizeof(msg)};
+
+		w = send_wr(79, IBV_WR_SEND_WITH_IMM, &isge, 1,
+			    IBV_SEND_INLINE);
+		w.imm_data = htobe32(7);
+		CHECK(swr_sq_post(&f.sq, &w, &bad, &n) == 0 && n == 1);
+		CHECK(kernel_take_sqe(&f, &k));
+		CHECK(k.id == 79 && k.opcode == SWIWARP_OP_SEND_IMM);
+		CHECK(k.flags == (SWIWARP_WQE_VALID | SWIWARP_WQE_INLINE));
+		CHECK(k.imm_data == htobe32(7) && k.num_sge == 0 &&
+		      k.inline_len == sizeof(msg) &&
+		      !memcmp(k.inline_data, msg, sizeof(msg)));
+	}
+	/* the peer gone again: refused, nothing queued */
+	f.sq.ctrl->peer_caps = 0;
 	CHECK(swr_sq_post(&f.sq, &w, &bad, &n) == EOPNOTSUPP && n == 0);
+	CHECK(!kernel_take_sqe(&f, &k));
 }
 
 /* Atomics once the kernel says the peer speaks RFC 7306. */
@@ -741,6 +770,15 @@ TEST(cq_poll)
 	      wc[0].imm_data == htobe32(0xfeed));
 	CHECK(wc[1].wr_id == 3001 && wc[1].opcode == IBV_WC_RDMA_WRITE &&
 	      !(wc[1].wc_flags & IBV_WC_WITH_IMM));
+	/* a Send with Immediate received: RECV, its length, flag, value */
+	CHECK(kernel_put_cqe(&f, 3002, SWIWARP_OP_RECV, SWIWARP_WC_SUCCESS,
+			     1234, 1, SWIWARP_CQE_IMM, 0));
+	f.cq.ring[(f.kprod - 1) & (f.cq.num - 1)].imm_data = htobe32(0xabcd);
+	CHECK(swr_cq_poll(&f.cq, 8, wc) == 1);
+	CHECK(wc[0].wr_id == 3002 && wc[0].opcode == IBV_WC_RECV &&
+	      wc[0].status == IBV_WC_SUCCESS && wc[0].byte_len == 1234 &&
+	      (wc[0].wc_flags & IBV_WC_WITH_IMM) &&
+	      wc[0].imm_data == htobe32(0xabcd));
 	/* bad arguments */
 	CHECK(swr_cq_poll(&f.cq, -1, wc) < 0);
 	CHECK(swr_cq_poll(&f.cq, 1, NULL) < 0);
@@ -810,7 +848,9 @@ TEST(opcode_map)
 	CHECK(swr_wr_opcode(IBV_WR_RDMA_READ) == SWIWARP_OP_READ);
 	CHECK(swr_wr_opcode(IBV_WR_SEND) == SWIWARP_OP_SEND);
 	CHECK(swr_wr_opcode(IBV_WR_SEND_WITH_INV) == SWIWARP_OP_SEND_INV);
-	CHECK(swr_wr_opcode(IBV_WR_SEND_WITH_IMM) < 0);
+	CHECK(swr_wr_opcode(IBV_WR_SEND_WITH_IMM) == SWIWARP_OP_SEND_IMM);
+	CHECK(swr_wc_opcode(SWIWARP_OP_SEND_IMM, &known) == IBV_WC_SEND &&
+	      known);
 	CHECK(swr_wc_opcode(SWIWARP_OP_SEND_INV, &known) == IBV_WC_SEND &&
 	      known);
 	CHECK(swr_wc_opcode(SWIWARP_OP_LOCAL_INV, &known) == IBV_WC_LOCAL_INV &&

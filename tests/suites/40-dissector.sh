@@ -264,7 +264,15 @@ checks() {
 		sort -u | tr '\n' ' ')
 	check opcodes.atomic_ops "atomic operations" "$aops" "0 2 "
 	v=$(ts -r "$caps/opcodes.pcap" -T fields -e rdmap.imm -E occurrence=a | tr ',' '\n' | grep . | tr '\n' ' ')
-	check opcodes.immediate_data "immediate data" "$v" "0102030405060708 1112131415161718 "
+	check opcodes.immediate_data "immediate data" "$v" \
+		"0102030405060708 1112131415161718 2122232400000001 "
+	# swiwarp's Send with Immediate: only the third carries the flag
+	v=$(ts -r "$caps/opcodes.pcap" -T fields -e rdmap.imm.send_follows -E occurrence=a |
+		tr ',' '\n' | grep . | sed 's/^True$/1/; s/^False$/0/' | tr '\n' ' ')
+	check opcodes.imm_send_follows "Send follows flags" "$v" "0 0 1 "
+	v=$(ts -r "$caps/opcodes.pcap" -T fields -e rdmap.imm.value -E occurrence=a | tr ',' '\n' | grep . |
+		tr '\n' ' ')
+	check opcodes.imm_value "immediate values" "$v" "0x01020304 0x11121314 0x21222324 "
 	n=$(count_field terminate rdmap.term.ctrl)
 	check terminate.all_decoded "Terminates" "$n" "$(meta terminate terminates)"
 	unk=$(ts -r "$caps/terminate.pcap" -T fields -e rdmap.term.error -E occurrence=a | tr ',' '\n' |

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * imm-verify: RDMA Write with Immediate Data (RFC 7306) between two
- * swiwarp endpoints, and its refusal toward a peer without RFC 7306.
+ * imm-verify: RDMA Write and Send with Immediate Data (RFC 7306; Send with
+ * Immediate is a swiwarp convention on top, Documentation/kernel.md)
+ * between two swiwarp endpoints, and their refusal toward a peer without
+ * RFC 7306.
  *
  *   imm-verify -s ADDR [-p PORT] [-k N] [-n]
  *   imm-verify -c ADDR [-p PORT] [-k N] [-n]
@@ -17,16 +19,26 @@
  *      when the completion is seen, and that the receive buffer was not
  *      written.  The server's receive CQ is armed solicited-only the
  *      whole time: none of these may raise a completion event;
- *   2. after the server's "go" Send: IBV_WR_SEND_WITH_IMM must fail in
- *      ibv_post_send with EOPNOTSUPP (no mapping in RFC 7306), then one
- *      Write with Immediate with IBV_SEND_SOLICITED must wake the server
- *      (completion event within 20 s);
- *   3. a plain Send: the server's next receive completion must be it
- *      (nothing of the refused Send with Immediate reached the wire).
+ *   2. after the server's "go" Send: a 200000-byte RDMA Write, then NSIMM
+ *      Sends with Immediate (0 .. 16384 bytes, one of them inline, no
+ *      SE); the server checks, for each completion in turn: IBV_WC_RECV,
+ *      IBV_WC_WITH_IMM, the value, byte_len = the Send's length, the
+ *      receive WQE (post order), every payload byte and the guard byte
+ *      behind it; at the first one, that the Write's bytes are all in
+ *      place; and that none of them raised an event on the solicited-only
+ *      CQ;
+ *   3. after "go2": one Write with Immediate with IBV_SEND_SOLICITED must
+ *      wake the server (completion event within 20 s);
+ *   4. after "go3" (the server re-armed solicited-only): one Send with
+ *      Immediate with IBV_SEND_SOLICITED must wake it too, with its data
+ *      and value;
+ *   5. a plain Send: the server's next receive completion must be it,
+ *      without IBV_WC_WITH_IMM (the value went with its own Send only).
  * With -n (one end is not RFC 7306, e.g. upstream siw) both ends try a
- * Write with Immediate: on swiwarp ibv_post_send must fail with
- * EOPNOTSUPP (any failure on another device), then a Send each way must
- * still go through: no Terminate was caused.
+ * Write with Immediate and a Send with Immediate: on swiwarp
+ * ibv_post_send must fail with EOPNOTSUPP (any failure on another
+ * device), then a Send each way must still go through: no Terminate was
+ * caused.
  *
  * Output: "ok ..." / "BAD ..." lines, then PASSED or FAILED; exit 0 only
  * if every check was ok.  Built by the lab scripts (build_data_verify in
@@ -52,16 +64,28 @@
 
 #define NIMM 48			/* Writes with Immediate in a row */
 static int nimm = NIMM;		/* -k: how many of them */
+#define NSIMM 8			/* Sends with Immediate in a row */
 #define REGION (4u << 20)	/* Write target / source */
-#define RBUF 64			/* each receive buffer */
-#define NRECV (NIMM + 4)
+#define RBUF 16384		/* each receive buffer */
+#define NRECV (NIMM + NSIMM + 4)
 #define GUARD 0xa5
 #define IMM_BASE 0x1d000000u
 #define IMM_SOL 0x5011c17eu
 #define SOL_SIZE 1000u
 #define TIMEOUT_S 30
+#define SIMM_BASE 0x5e000000u	/* Sends with Immediate: + index */
+#define SIMM_SOL 0x5e11c17eu
+#define SSOL_SIZE 777u
+#define ORD_OFF (3u << 20)	/* the Write before the Sends */
+#define ORD_SIZE 200000u
+#define ORD_SEED 0x0dd
+#define SSRC_OFF (REGION - (512u << 10))	/* Send sources */
+#define SINLINE 64u		/* max_inline asked for */
 
 static const uint32_t sizes[] = { 0, 1, 7, 4096, 4097, 65536, 65539, 262147 };
+/* Sends with Immediate; ssizes[SINL] goes inline */
+static const uint32_t ssizes[NSIMM] = { 0, 1, 13, 60, 1500, 4097, 9000, RBUF };
+#define SINL 3
 
 struct srv_info {
 	uint64_t addr;
@@ -131,7 +155,7 @@ static void poll_one(struct ibv_cq *cq, struct ibv_wc *wc, const char *what)
 }
 
 /* The QP on c->cm.id, its CQs and the memory regions. */
-static void setup(struct conn *c)
+static void setup(struct conn *c, int neg)
 {
 	struct ibv_context *verbs = c->cm.id->verbs;
 
@@ -143,7 +167,24 @@ static void setup(struct conn *c)
 	c->rcq = ibv_create_cq(verbs, 128, NULL, c->cc, 0);
 	if (!c->scq || !c->rcq)
 		die("create_cq");
-	vcm_create_qp(&c->cm, c->pd, c->scq, c->rcq, 64, NRECV, 1);
+	if (neg) {
+		vcm_create_qp(&c->cm, c->pd, c->scq, c->rcq, 64, NRECV, 1);
+	} else {
+		struct ibv_qp_init_attr qa = {
+			.send_cq = c->scq,
+			.recv_cq = c->rcq,
+			.qp_type = IBV_QPT_RC,
+			.cap = { .max_send_wr = 64, .max_recv_wr = NRECV,
+				 .max_send_sge = 1, .max_recv_sge = 1,
+				 .max_inline_data = SINLINE },
+		};
+
+		if (rdma_create_qp(c->cm.id, c->pd, &qa))
+			die("rdma_create_qp: %s", strerror(errno));
+		if (qa.cap.max_inline_data < ssizes[SINL])
+			die("max_inline_data %u < %u", qa.cap.max_inline_data,
+			    ssizes[SINL]);
+	}
 	c->mem = aligned_alloc(4096, REGION);
 	c->rbuf = aligned_alloc(4096, NRECV * RBUF);
 	if (!c->mem || !c->rbuf)
@@ -228,20 +269,75 @@ static void try_write_imm(struct conn *c)
 	result(c, is_siw(c) ? ret != 0 : ret == EOPNOTSUPP && bad == &wr,
 	       "write-imm-refused (%s): post_send returned %d (%s)",
 	       ibv_get_device_name(c->cm.id->verbs->device), ret, strerror(ret));
+	/* ... and a Send with Immediate, plain and inline */
+	for (int inl = 0; inl < 2; inl++) {
+		wr.opcode = IBV_WR_SEND_WITH_IMM;
+		wr.send_flags = IBV_SEND_SIGNALED | (inl ? IBV_SEND_INLINE : 0);
+		wr.wr.rdma.remote_addr = 0;
+		wr.wr.rdma.rkey = 0;
+		bad = NULL;
+		ret = ibv_post_send(c->cm.id->qp, &wr, &bad);
+		result(c, is_siw(c) ? ret != 0 : ret == EOPNOTSUPP && bad == &wr,
+		       "send-imm-refused%s (%s): post_send returned %d (%s)",
+		       inl ? "-inline" : "",
+		       ibv_get_device_name(c->cm.id->verbs->device), ret,
+		       strerror(ret));
+	}
 }
 
-static void check_write(struct conn *c, int k, uint32_t off, uint32_t size)
+/* Are Write k's bytes in place? Else one BAD line and 0. */
+static int check_write(struct conn *c, int k, uint32_t off, uint32_t size)
 {
 	for (uint32_t i = 0; i < size; i++) {
 		if (c->mem[off + i] != pat((uint32_t)k, i)) {
 			result(c, 0, "write %d: byte %u of %u not in place at its completion (0x%02x)",
 			       k, i, size, c->mem[off + i]);
-			return;
+			return 0;
 		}
 	}
-	if (c->mem[off - 1] != GUARD || c->mem[off + size] != GUARD)
+	if (c->mem[off - 1] != GUARD || c->mem[off + size] != GUARD) {
 		result(c, 0, "write %d: guard byte around [%u, %u) overwritten",
 		       k, off, off + size);
+		return 0;
+	}
+	return 1;
+}
+
+/* Payload byte i of Send with Immediate j. */
+static uint8_t spat(int j, uint32_t i)
+{
+	return pat(0x5e00u + (uint32_t)j, i);
+}
+
+/*
+ * Receive completion wc of Send with Immediate j (size bytes, value imm)
+ * into receive slot 'slot': all of it right, or one BAD line (the first
+ * per run, counted in *bad).
+ */
+static void check_send_imm(struct conn *c, const struct ibv_wc *wc, int slot,
+			   int j, uint32_t size, uint32_t imm, int *bad)
+{
+	const uint8_t *p = c->rbuf + (size_t)slot * RBUF;
+	uint32_t i;
+
+	if (wc->status != IBV_WC_SUCCESS || wc->opcode != IBV_WC_RECV ||
+	    !(wc->wc_flags & IBV_WC_WITH_IMM) || ntohl(wc->imm_data) != imm ||
+	    wc->byte_len != size || wc->wr_id != (uint64_t)slot) {
+		if (!(*bad)++)
+			result(c, 0, "send-imm %d: status %s opcode %d flags %#x imm %#x len %u wr_id %llu (want RECV, WITH_IMM, imm %#x, len %u, wr_id %d)",
+			       j, ibv_wc_status_str(wc->status), wc->opcode,
+			       wc->wc_flags, ntohl(wc->imm_data), wc->byte_len,
+			       (unsigned long long)wc->wr_id, imm, size, slot);
+		return;
+	}
+	for (i = 0; i < size; i++)
+		if (p[i] != spat(j, i))
+			break;
+	if (i < size || (size < RBUF && p[size] != GUARD)) {
+		if (!(*bad)++)
+			result(c, 0, "send-imm %d: payload byte %u of %u wrong (0x%02x)",
+			       j, i, size, i < RBUF ? p[i] : 0);
+	}
 }
 
 /* Is a completion event pending on the channel within ms? */
@@ -257,10 +353,10 @@ static int server(const char *addr, const char *port, int neg)
 	struct conn c = { 0 };
 	struct srv_info info = { 0 };
 	struct ibv_wc wc;
-	int bad_imm = 0, bad_buf = 0, i;
+	int bad_imm = 0, bad_buf = 0, bad_simm = 0, i;
 
 	vcm_listen_one(&c.cm, addr, port);
-	setup(&c);
+	setup(&c, neg);
 	for (i = 0; i < NRECV - 1; i++)
 		post_recv(&c, i);
 	/* Solicited-only from the start: no Immediate without SE wakes. */
@@ -309,6 +405,25 @@ static int server(const char *addr, const char *port, int neg)
 	       "unsolicited-no-event: %d Immediate Data without SE raised no event on a solicited-only CQ",
 	       nimm);
 	send_word(&c, 0x6060);		/* go */
+
+	/* A Write, then NSIMM Sends with Immediate, none solicited. */
+	for (i = 0; i < NSIMM; i++) {
+		poll_one(c.rcq, &wc, "send-imm receive");
+		if (!i)
+			result(&c, check_write(&c, ORD_SEED, ORD_OFF, ORD_SIZE),
+			       "send-imm-after-write: the %u-byte Write before it is in place at the first Send with Immediate's completion",
+			       ORD_SIZE);
+		check_send_imm(&c, &wc, nimm + i, i, ssizes[i], SIMM_BASE + (uint32_t)i,
+			       &bad_simm);
+	}
+	result(&c, !bad_simm,
+	       "send-imm: %d Sends with Immediate (0 .. %u bytes, %u inline): IBV_WC_RECV, WITH_IMM, value, byte_len, WQE in post order, payload",
+	       NSIMM, RBUF, ssizes[SINL]);
+	result(&c, !event_within(&c, 300),
+	       "send-imm-unsolicited-no-event: %d Sends with Immediate without SE raised no event on a solicited-only CQ",
+	       NSIMM);
+	send_word(&c, 0x6061);		/* go2 */
+
 	if (!event_within(&c, 20000)) {
 		result(&c, 0, "solicited-event: none within 20 s");
 	} else {
@@ -327,7 +442,28 @@ static int server(const char *addr, const char *port, int neg)
 		       wc.opcode, ntohl(wc.imm_data), IMM_SOL);
 		check_write(&c, NIMM, woff(NIMM), SOL_SIZE);
 	}
-	recv_word(&c, 0xb7e, "send-after-refused-send-imm");
+
+	/* Solicited-only again; then a Send with Immediate with SE. */
+	if (ibv_req_notify_cq(c.rcq, 1))
+		die("req_notify_cq");
+	send_word(&c, 0x6062);		/* go3 */
+	if (!event_within(&c, 20000)) {
+		result(&c, 0, "send-imm-solicited-event: none within 20 s");
+	} else {
+		struct ibv_cq *ecq;
+		void *ectx;
+		int bad = 0;
+
+		if (ibv_get_cq_event(c.cc, &ecq, &ectx))
+			die("get_cq_event");
+		ibv_ack_cq_events(ecq, 1);
+		poll_one(c.rcq, &wc, "solicited send-imm");
+		check_send_imm(&c, &wc, nimm + NSIMM + 1, NSIMM, SSOL_SIZE,
+			       SIMM_SOL, &bad);
+		result(&c, !bad, "send-imm-solicited-event: woken; RECV, WITH_IMM, imm %#x, %u bytes",
+		       SIMM_SOL, SSOL_SIZE);
+	}
+	recv_word(&c, 0xb7e, "send-after-send-imm");
 out:
 	vcm_close(&c.cm);
 	printf("%s: %d check(s) failed\n", c.failures ? "FAILED" : "PASSED",
@@ -363,6 +499,31 @@ static void write_imm(struct conn *c, const struct srv_info *si, int k,
 		die("post write-imm %d: %s", k, strerror(ret));
 }
 
+/* Send with Immediate j: size bytes of spat(j, .), value imm. */
+static void send_imm(struct conn *c, int j, uint32_t size, uint32_t imm,
+		     unsigned int flags)
+{
+	uint8_t *src = c->mem + SSRC_OFF + (size_t)j * RBUF;
+	struct ibv_sge sge = { .addr = (uintptr_t)src, .length = size,
+			       .lkey = c->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 300u + (uint64_t)j,
+		.sg_list = &sge,
+		.num_sge = size ? 1 : 0,
+		.opcode = IBV_WR_SEND_WITH_IMM,
+		.send_flags = IBV_SEND_SIGNALED | flags,
+		.imm_data = htonl(imm),
+	};
+	struct ibv_send_wr *bad;
+	int ret;
+
+	for (uint32_t i = 0; i < size; i++)
+		src[i] = spat(j, i);
+	ret = ibv_post_send(c->cm.id->qp, &wr, &bad);
+	if (ret)
+		die("post send-imm %d: %s", j, strerror(ret));
+}
+
 static int client(const char *addr, const char *port, int neg)
 {
 	struct conn c = { 0 };
@@ -371,8 +532,10 @@ static int client(const char *addr, const char *port, int neg)
 	int posted = 0, done = 0, bad_wc = 0;
 
 	vcm_resolve(&c.cm, addr, port);
-	setup(&c);
+	setup(&c, neg);
 	post_recv(&c, 0);
+	post_recv(&c, 1);
+	post_recv(&c, 2);
 	vcm_connect(&c.cm, &si, sizeof(si), 0);
 
 	if (neg) {
@@ -402,24 +565,48 @@ static int client(const char *addr, const char *port, int neg)
 	       nimm);
 	recv_word(&c, 0x6060, "go from the server");
 	{
-		struct ibv_sge sge = { .addr = (uintptr_t)c.mem, .length = 8,
-				       .lkey = c.mr->lkey };
-		struct ibv_send_wr wr = { .wr_id = 99, .sg_list = &sge,
+		struct ibv_sge sge = { .addr = (uintptr_t)c.mem + ORD_OFF,
+				       .length = ORD_SIZE, .lkey = c.mr->lkey };
+		struct ibv_send_wr wr = { .wr_id = 200, .sg_list = &sge,
 					  .num_sge = 1,
-					  .opcode = IBV_WR_SEND_WITH_IMM,
-					  .send_flags = IBV_SEND_SIGNALED,
-					  .imm_data = htonl(0xbad) };
+					  .opcode = IBV_WR_RDMA_WRITE,
+					  .send_flags = IBV_SEND_SIGNALED };
 		struct ibv_send_wr *bad = NULL;
-		int ret = ibv_post_send(c.cm.id->qp, &wr, &bad);
 
-		result(&c, ret == EOPNOTSUPP && bad == &wr,
-		       "send-imm-refused: post_send returned %d (%s)", ret,
-		       strerror(ret));
+		for (uint32_t i = 0; i < ORD_SIZE; i++)
+			c.mem[ORD_OFF + i] = pat(ORD_SEED, i);
+		wr.wr.rdma.remote_addr = si.addr + ORD_OFF;
+		wr.wr.rdma.rkey = si.rkey;
+		if (ibv_post_send(c.cm.id->qp, &wr, &bad))
+			die("post write: %s", strerror(errno));
 	}
+	for (int j = 0; j < NSIMM; j++)
+		send_imm(&c, j, ssizes[j], SIMM_BASE + (uint32_t)j,
+			 j == SINL ? IBV_SEND_INLINE : 0);
+	bad_wc = 0;
+	for (int j = -1; j < NSIMM; j++) {
+		poll_one(c.scq, &wc, "send-imm");
+		if ((wc.status != IBV_WC_SUCCESS ||
+		     wc.opcode != (enum ibv_wc_opcode)(j < 0 ? IBV_WC_RDMA_WRITE : IBV_WC_SEND) ||
+		     wc.wr_id != (j < 0 ? 200u : 300u + (uint64_t)j)) && !bad_wc++)
+			result(&c, 0, "send-imm %d completion: status %s opcode %d wr_id %llu",
+			       j, ibv_wc_status_str(wc.status), wc.opcode,
+			       (unsigned long long)wc.wr_id);
+	}
+	result(&c, !bad_wc, "send-imm-sender: the Write and %d Sends with Immediate complete in order (IBV_WC_RDMA_WRITE, IBV_WC_SEND)",
+	       NSIMM);
+	recv_word(&c, 0x6061, "go2 from the server");
 	write_imm(&c, &si, NIMM, SOL_SIZE, IMM_SOL, IBV_SEND_SOLICITED);
 	poll_one(c.scq, &wc, "solicited write-imm");
 	result(&c, wc.status == IBV_WC_SUCCESS && wc.wr_id == NIMM,
 	       "solicited-write-imm completion: %s",
+	       ibv_wc_status_str(wc.status));
+	recv_word(&c, 0x6062, "go3 from the server");
+	send_imm(&c, NSIMM, SSOL_SIZE, SIMM_SOL, IBV_SEND_SOLICITED);
+	poll_one(c.scq, &wc, "solicited send-imm");
+	result(&c, wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND &&
+		  wc.wr_id == 300u + NSIMM,
+	       "solicited-send-imm completion: %s",
 	       ibv_wc_status_str(wc.status));
 	send_word(&c, 0xb7e);
 out:

@@ -103,6 +103,7 @@ struct outcome {
 	bool term;
 	struct iwarp_term t;
 	bool term_len_bad;	/* its DDP Segment Length is not the segment's */
+	bool reply_7306;	/* the Reply has RFC 7306's Res bit 0x02 */
 	bool closed, reset, hang, garbage;
 	bool setup_failed;	/* the valid part before the bad one failed */
 	bool read_req;		/* an RDMA Read Request arrived */
@@ -195,6 +196,7 @@ static void digest(struct conn *c, struct outcome *o)
 			o->reply = true;
 			o->reply_reject = rr.reject;
 			o->reply_rev = rr.rev;
+			o->reply_7306 = rr.res_bits & IWARP_MPA_FLAG_RFC7306_REP;
 			c->after_reply = true;
 			memmove(c->buf, c->buf + n, c->len - (size_t)n);
 			c->len -= (size_t)n;
@@ -334,15 +336,22 @@ static size_t mpa_raw(uint8_t *out, const char *key, uint8_t flags, uint8_t rev,
 	return IWARP_MPA_RR_HDR_LEN;
 }
 
-/* A correct MPA v1 Request (CRC, no markers) and wait for the Reply. */
-static int handshake(struct conn *c, struct outcome *o)
+/*
+ * A correct MPA v1 Request (CRC, no markers) and wait for the Reply; with
+ * rfc7306 the Request offers RFC 7306 (Res bit 0x04, as swiwarp does).
+ */
+static int handshake_ex(struct conn *c, struct outcome *o, bool rfc7306)
 {
 	struct iwarp_mpa_rr rr = { .kind = IWARP_MPA_REQUEST, .rev = IWARP_MPA_REV1,
 				   .crc = true };
 	uint8_t f[64];
 	int n = iwarp_mpa_rr_encode(&rr, f, sizeof(f));
 
-	if (n < 0 || tx(c, f, (size_t)n))
+	if (n < 0)
+		return -1;
+	if (rfc7306)
+		f[16] |= IWARP_MPA_FLAG_RFC7306_REQ;
+	if (tx(c, f, (size_t)n))
 		return -1;
 	watch(c, o, opt_timeout_ms, stop_on_reply);
 	if (!o->reply || o->reply_reject) {
@@ -350,7 +359,14 @@ static int handshake(struct conn *c, struct outcome *o)
 		o->setup_failed = true;
 		return -1;
 	}
+	if (rfc7306)
+		note(o, o->reply_7306 ? "rfc7306 " : "no-rfc7306-reply ");
 	return 0;
+}
+
+static int handshake(struct conn *c, struct outcome *o)
+{
+	return handshake_ex(c, o, false);
 }
 
 /* Frame ulpdu as an FPDU (CRC right unless bad_crc) and send it. */
@@ -1057,6 +1073,115 @@ static int f_rresp_valid(struct conn *c, struct outcome *o)
 	return tx_msg(c, &m, o->rreq.size, false) ? -1 : 2;
 }
 
+/*
+ * swiwarp's Send with Immediate (Documentation/protocol.md): an Immediate
+ * Data message (opcode op) whose octets 4-7 carry flags, with the next
+ * Send MSN.
+ */
+static int tx_imm(struct conn *c, unsigned int op, uint32_t msn, uint32_t flags)
+{
+	struct iwarp_rdmap_msg m;
+
+	iwarp_rdmap_init(&m, op);
+	m.ddp.msn = msn;
+	m.immediate = 0x1d5e0000ull << 32 | flags;
+	return tx_msg(c, &m, 0, false);
+}
+
+#define HS7306()                              \
+	do {                                  \
+		if (handshake_ex(c, o, true)) \
+			return -1;            \
+		o->reply = false;             \
+	} while (0)
+
+/* Flagged Immediate Data and its Send from a peer that did not offer 7306. */
+static int f_imm_send_no_rfc7306(struct conn *c, struct outcome *o)
+{
+	struct iwarp_rdmap_msg m;
+
+	HS();
+	if (tx_imm(c, IWARP_OP_IMMEDIATE, 1, IWARP_IMM_FLAG_SEND_FOLLOWS))
+		return -1;
+	init_send(&m, 2);
+	return tx_msg(c, &m, 16, false) ? -1 : 1;
+}
+
+/* Two flagged Immediate Data in a row, then the Send. */
+static int f_imm_send_twice(struct conn *c, struct outcome *o)
+{
+	struct iwarp_rdmap_msg m;
+
+	HS7306();
+	if (tx_imm(c, IWARP_OP_IMMEDIATE, 1, IWARP_IMM_FLAG_SEND_FOLLOWS) ||
+	    tx_imm(c, IWARP_OP_IMMEDIATE, 2, IWARP_IMM_FLAG_SEND_FOLLOWS))
+		return -1;
+	init_send(&m, 3);
+	return tx_msg(c, &m, 16, false) ? -1 : 1;
+}
+
+/* A flagged Immediate Data with SE (the SE belongs on the Send). */
+static int f_imm_send_se(struct conn *c, struct outcome *o)
+{
+	struct iwarp_rdmap_msg m;
+
+	HS7306();
+	if (tx_imm(c, IWARP_OP_IMMEDIATE_SE, 1, IWARP_IMM_FLAG_SEND_FOLLOWS))
+		return -1;
+	init_send(&m, 2);
+	return tx_msg(c, &m, 16, false) ? -1 : 1;
+}
+
+/* A flagged Immediate Data followed by another message than a Send. */
+static int f_imm_send_not_send(struct conn *c, struct outcome *o)
+{
+	struct iwarp_rdmap_msg m;
+	unsigned int k = rnd_below(2);
+
+	HS7306();
+	if (tx_imm(c, IWARP_OP_IMMEDIATE, 1, IWARP_IMM_FLAG_SEND_FOLLOWS))
+		return -1;
+	if (!k) {
+		note(o, "then-immediate ");
+		return tx_imm(c, IWARP_OP_IMMEDIATE, 2, 0) ? -1 : 1;
+	}
+	note(o, "then-send-inv ");
+	iwarp_rdmap_init(&m, IWARP_OP_SEND_INVALIDATE);
+	m.ddp.msn = 2;
+	m.inval_stag = 0x4242;
+	return tx_msg(c, &m, 16, false) ? -1 : 1;
+}
+
+/*
+ * The control: rping's first message (its buffer's address, rkey and
+ * size) as a Send with Immediate.  A server that takes the pair as one
+ * receive answers with its RDMA Read Request, as for a plain Send.
+ */
+static int f_imm_send_valid(struct conn *c, struct outcome *o)
+{
+	struct iwarp_rdmap_msg m;
+	uint8_t u[64];
+	int h;
+
+	HS7306();
+	if (tx_imm(c, IWARP_OP_IMMEDIATE, 1, IWARP_IMM_FLAG_SEND_FOLLOWS))
+		return -1;
+	init_send(&m, 2);
+	h = iwarp_rdmap_encode(&m, u, sizeof(u));
+	iwarp_put_be64(u + h, 0x10000);	/* buf */
+	iwarp_put_be32(u + h + 8, 0x4242); /* rkey */
+	iwarp_put_be32(u + h + 12, 64);
+	if (tx_fpdu(c, u, (size_t)h + 16, false))
+		return -1;
+	watch(c, o, opt_timeout_ms, stop_on_read_req);
+	if (!o->read_req) {
+		note(o, "no read request after the Send with Immediate ");
+		o->setup_failed = true;
+		return -1;
+	}
+	return 2;
+}
+
 static const struct hcase cases[] = {
 	{ "mpa.valid_v1", X_ACCEPT, h_valid_v1 },
 	{ "mpa.valid_v2", X_ACCEPT, h_valid_v2 },
@@ -1106,6 +1231,11 @@ static const struct hcase cases[] = {
 	{ "rping.rresp_to_below", X_REFUSE, f_rresp_to_below },
 	{ "rping.rresp_wrong_stag", X_REFUSE, f_rresp_wrong_stag },
 	{ "rping.write_sink_oob", X_REFUSE, f_write_sink_oob },
+	{ "fpdu.imm_send_no_rfc7306", X_REFUSE, f_imm_send_no_rfc7306 },
+	{ "fpdu.imm_send_twice", X_REFUSE, f_imm_send_twice },
+	{ "fpdu.imm_send_se", X_REFUSE, f_imm_send_se },
+	{ "fpdu.imm_send_not_send", X_REFUSE, f_imm_send_not_send },
+	{ "rping.imm_send_valid", X_ANY, f_imm_send_valid },
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))

@@ -483,6 +483,12 @@ static void scen_opcodes(void)
 	m.immediate = 0x1112131415161718ull;
 	rdmap_queue(&c, 0, &m, NULL, 0, 1);
 	ops += 2;
+	/* swiwarp's Send with Immediate: flagged Immediate Data, the Send */
+	iwarp_rdmap_init(&m, IWARP_OP_IMMEDIATE);
+	m.immediate = 0x2122232400000000ull | IWARP_IMM_FLAG_SEND_FOLLOWS;
+	rdmap_queue(&c, 0, &m, NULL, 0, 1);
+	send_msg(&c, 0, IWARP_OP_SEND, 20, 1400, 5);
+	ops += 2;
 	for (k = 0; k < sizeof(aops); k++) {
 		aop = aops[k];
 		iwarp_rdmap_init(&m, IWARP_OP_ATOMIC_REQUEST);

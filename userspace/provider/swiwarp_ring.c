@@ -56,8 +56,10 @@ int swr_wr_opcode(enum ibv_wr_opcode op)
 		return SWIWARP_OP_ATOMIC_CS; /* ditto */
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return SWIWARP_OP_ATOMIC_FA; /* ditto */
+	case IBV_WR_SEND_WITH_IMM:
+		return SWIWARP_OP_SEND_IMM; /* ditto */
 	default:
-		/* Send with Immediate, MW bind, LOCAL_INV, TSO: no */
+		/* MW bind, LOCAL_INV, TSO: no */
 		return -1;
 	}
 }
@@ -98,16 +100,13 @@ static int build_sqe(const struct swr_sq *sq, struct swiwarp_sqe *sqe,
 	int ret;
 
 	/*
-	 * RFC 7306 has no Send with Immediate Data (a Send followed by
-	 * Immediate Data would take two receive WQEs at the peer), and
-	 * Immediate Data and atomics go only to a peer that announced RFC
-	 * 7306 (the kernel's peer_caps word): the post fails here, nothing
-	 * is sent.
+	 * Immediate Data (Write or Send with Immediate; RFC 7306 has no
+	 * Send with Immediate, swiwarp peers agree on one) and atomics go
+	 * only to a peer that announced RFC 7306 (the kernel's peer_caps
+	 * word): the post fails here, nothing is sent.
 	 */
-	if (wr->opcode == IBV_WR_SEND_WITH_IMM)
-		return EOPNOTSUPP;
-	if ((op == SWIWARP_OP_WRITE_IMM || op == SWIWARP_OP_ATOMIC_CS ||
-	     op == SWIWARP_OP_ATOMIC_FA) &&
+	if ((op == SWIWARP_OP_WRITE_IMM || op == SWIWARP_OP_SEND_IMM ||
+	     op == SWIWARP_OP_ATOMIC_CS || op == SWIWARP_OP_ATOMIC_FA) &&
 	    !(__atomic_load_n(&sq->ctrl->peer_caps, __ATOMIC_ACQUIRE) &
 	      SWIWARP_PEER_RFC7306))
 		return EOPNOTSUPP;
@@ -131,7 +130,7 @@ static int build_sqe(const struct swr_sq *sq, struct swiwarp_sqe *sqe,
 		flags |= SWIWARP_WQE_FENCE;
 	if ((wr->send_flags & IBV_SEND_SOLICITED) &&
 	    (op == SWIWARP_OP_SEND || op == SWIWARP_OP_SEND_INV ||
-	     op == SWIWARP_OP_WRITE_IMM))
+	     op == SWIWARP_OP_WRITE_IMM || op == SWIWARP_OP_SEND_IMM))
 		flags |= SWIWARP_WQE_SOLICITED;
 
 	sqe->id = wr->wr_id;
@@ -155,6 +154,9 @@ static int build_sqe(const struct swr_sq *sq, struct swiwarp_sqe *sqe,
 		break;
 	case SWIWARP_OP_SEND_INV:
 		sqe->inv_stag = wr->invalidate_rkey;
+		break;
+	case SWIWARP_OP_SEND_IMM:
+		sqe->imm_data = wr->imm_data; /* network order, as is */
 		break;
 	case SWIWARP_OP_ATOMIC_CS:
 	case SWIWARP_OP_ATOMIC_FA:
@@ -266,6 +268,7 @@ enum ibv_wc_opcode swr_wc_opcode(uint8_t op, bool *known)
 		return IBV_WC_RDMA_READ;
 	case SWIWARP_OP_SEND:
 	case SWIWARP_OP_SEND_INV:
+	case SWIWARP_OP_SEND_IMM:
 		return IBV_WC_SEND;
 	case SWIWARP_OP_RECV:
 		return IBV_WC_RECV;
