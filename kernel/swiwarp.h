@@ -343,6 +343,9 @@ struct swiwarp_tx {
 	u8 term_hdr[20];
 	u32 term_hdr_len;
 	u16 term_seg_len;	/* the offending DDP Segment's length */
+	/* RFC 5040 R bit: a copy of the refused Read Request's 28 octets */
+	u8 term_rreq[28];
+	bool term_rreq_valid;
 };
 
 enum swiwarp_rx_state {
@@ -654,6 +657,9 @@ bool swiwarp_tx_zc_inflight(struct swiwarp_qp *qp);
 u8 *swiwarp_tx_alloc_buf(void);
 void swiwarp_send_terminate(struct swiwarp_qp *qp, u8 layer_type, u8 ecode,
 			    const u8 *seg, u32 ddp_hdr_len);
+void swiwarp_send_terminate_rreq(struct swiwarp_qp *qp, u8 layer_type,
+				 u8 ecode, const u8 *seg, u32 ddp_hdr_len,
+				 const u8 *rreq);
 int swiwarp_tx_rtr(struct swiwarp_qp *qp, int rtr);
 int swiwarp_sgl_walk(struct swiwarp_wqe *wqe, u32 off, u32 n,
 		     swiwarp_chunk_fn fn, void *arg);

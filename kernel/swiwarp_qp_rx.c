@@ -74,12 +74,22 @@ static void swiwarp_rx_fatal(struct swiwarp_qp *qp, u8 layer, u8 etype,
 {
 	struct swiwarp_rx *rx = &qp->rx;
 	u32 hl = iwarp_ddp_hdr_len(rx->tagged);
+	const u8 *rreq = NULL;
 
 	rx->state = SWIWARP_RX_ERROR;
 	pr_info_ratelimited("swiwarp: QP %u: RX error layer %u type %u code %u (op %u)\n",
 			    qp->id, layer, etype, ecode, rx->opcode);
-	swiwarp_send_terminate(qp, (layer << 4) | etype, ecode,
-			       with_hdr ? rx->hdr : NULL, with_hdr ? hl : 0);
+	/*
+	 * An RDMA Read Request refused once its whole header was in: the
+	 * Terminate carries a copy of it (R, RFC 5040 section 4.8).
+	 */
+	if (with_hdr && !rx->tagged && rx->opcode == IWARP_OP_READ_REQUEST &&
+	    rx->hdr_have >= IWARP_MPA_ULPDU_LEN_FIELD + hl +
+	    IWARP_RDMAP_READ_REQ_LEN)
+		rreq = rx->hdr + IWARP_MPA_ULPDU_LEN_FIELD + hl;
+	swiwarp_send_terminate_rreq(qp, (layer << 4) | etype, ecode,
+				    with_hdr ? rx->hdr : NULL,
+				    with_hdr ? hl : 0, rreq);
 }
 
 static void rx_term_tagged(struct swiwarp_qp *qp, u8 code)

@@ -428,8 +428,17 @@ void swiwarp_sq_kick_direct(struct swiwarp_qp *qp)
  * irdma copies the same field (upstream siw reports the payload only).
  * Any context; only the first Terminate is sent.
  */
-void swiwarp_send_terminate(struct swiwarp_qp *qp, u8 layer_etype, u8 ecode,
-			    const u8 *seg, u32 ddp_hdr_len)
+static_assert(sizeof(((struct swiwarp_tx *)0)->term_rreq) ==
+	      IWARP_RDMAP_READ_REQ_LEN);
+
+/*
+ * ... and with rreq, the error is against an RDMA Read Request whose 28
+ * octets of RDMAP header are there: the Terminate carries them too, R
+ * set (RFC 5040 section 4.8; R only with the DDP header copy, D).
+ */
+void swiwarp_send_terminate_rreq(struct swiwarp_qp *qp, u8 layer_etype,
+				 u8 ecode, const u8 *seg, u32 ddp_hdr_len,
+				 const u8 *rreq)
 {
 	unsigned long flags;
 
@@ -439,16 +448,29 @@ void swiwarp_send_terminate(struct swiwarp_qp *qp, u8 layer_etype, u8 ecode,
 		qp->tx.term_layer_etype = layer_etype;
 		qp->tx.term_ecode = ecode;
 		qp->tx.term_hdr_len = 0;
+		qp->tx.term_rreq_valid = false;
 		if (seg && (ddp_hdr_len == IWARP_DDP_TAGGED_HDR_LEN ||
 			    ddp_hdr_len == IWARP_DDP_UNTAGGED_HDR_LEN)) {
 			qp->tx.term_seg_len = iwarp_get_be16(seg);
 			memcpy(qp->tx.term_hdr, seg + IWARP_MPA_ULPDU_LEN_FIELD,
 			       ddp_hdr_len);
 			qp->tx.term_hdr_len = ddp_hdr_len;
+			if (rreq) {
+				memcpy(qp->tx.term_rreq, rreq,
+				       IWARP_RDMAP_READ_REQ_LEN);
+				qp->tx.term_rreq_valid = true;
+			}
 		}
 	}
 	spin_unlock_irqrestore(&qp->orq_lock, flags);
 	swiwarp_sq_kick(qp);
+}
+
+void swiwarp_send_terminate(struct swiwarp_qp *qp, u8 layer_etype, u8 ecode,
+			    const u8 *seg, u32 ddp_hdr_len)
+{
+	swiwarp_send_terminate_rreq(qp, layer_etype, ecode, seg, ddp_hdr_len,
+				    NULL);
 }
 
 int swiwarp_tx_rtr(struct swiwarp_qp *qp, int rtr)
@@ -1083,6 +1105,11 @@ static int swiwarp_tx_build_term(struct swiwarp_qp *qp)
 		msg.term.ddp_seg_len = qp->tx.term_seg_len;
 		msg.term.ddp_hdr = qp->tx.term_hdr;
 		msg.term.ddp_hdr_len = qp->tx.term_hdr_len;
+		if (qp->tx.term_rreq_valid) {
+			msg.term.flag_r = true;
+			msg.term.rdmap_hdr = qp->tx.term_rreq;
+			msg.term.rdmap_hdr_len = IWARP_RDMAP_READ_REQ_LEN;
+		}
 	}
 	qp->tx.term_pending = false;
 	qp->term_sent = true;

@@ -103,6 +103,7 @@ struct outcome {
 	bool term;
 	struct iwarp_term t;
 	bool term_len_bad;	/* its DDP Segment Length is not the segment's */
+	bool term_rreq_bad;	/* a Read Request's Terminate without its copy */
 	bool reply_7306;	/* the Reply has RFC 7306's Res bit 0x02 */
 	bool closed, reset, hang, garbage;
 	bool setup_failed;	/* the valid part before the bad one failed */
@@ -118,6 +119,8 @@ struct sent_seg {
 	uint16_t len;		/* MPA ULPDU Length: DDP header + payload */
 	uint8_t hdr_len;	/* 14 tagged, 18 untagged */
 	uint8_t hdr[IWARP_DDP_UNTAGGED_HDR_LEN];
+	bool rreq;		/* an RDMA Read Request: its header follows */
+	uint8_t rreq_hdr[IWARP_RDMAP_READ_REQ_LEN];
 };
 
 #define SENT_SEGS 64
@@ -151,11 +154,18 @@ static void note(struct outcome *o, const char *fmt, ...)
  * with.  Several sent segments can share a header (a flood of equal
  * frames); any of them with the reported length will do.  A copy of a
  * header we never framed through tx_fpdu() is not judged here.
+ *
+ * If that segment was an RDMA Read Request, RFC 5040 4.8 also asks for
+ * the R bit and a copy of its 28-octet RDMAP header: required when RDMAP
+ * refused it (remote protection error: bad STag, bounds, rights), and
+ * whenever R is set the copy must be what we sent.
  */
 static void check_term_seg_len(const struct conn *c, struct outcome *o,
 			       const struct iwarp_term *t)
 {
 	unsigned int i, n = c->nsent < SENT_SEGS ? c->nsent : SENT_SEGS;
+	const struct sent_seg *rr = NULL;
+	bool len_ok = false;
 	int want = -1;
 
 	if (!t->flag_m || !t->flag_d)
@@ -165,13 +175,29 @@ static void check_term_seg_len(const struct conn *c, struct outcome *o,
 
 		if (s->hdr_len != t->ddp_hdr_len || memcmp(s->hdr, t->ddp_hdr, s->hdr_len))
 			continue;
+		if (s->rreq)
+			rr = s;
 		if (s->len == t->ddp_seg_len)
-			return;
-		want = s->len;
+			len_ok = true;
+		else
+			want = s->len;
 	}
-	if (want >= 0) {
+	if (!len_ok && want >= 0) {
 		o->term_len_bad = true;
 		note(o, "term-seg-len %u, the segment's %d ", t->ddp_seg_len, want);
+	}
+	if (!rr)
+		return;
+	if (!t->flag_r && t->layer == IWARP_TERM_LAYER_RDMAP &&
+	    t->etype == IWARP_TERM_RDMAP_ETYPE_PROTECTION) {
+		o->term_rreq_bad = true;
+		note(o, "no R copy of the Read Request ");
+	} else if (t->flag_r && (t->rdmap_hdr_len != IWARP_RDMAP_READ_REQ_LEN ||
+				 memcmp(t->rdmap_hdr, rr->rreq_hdr, IWARP_RDMAP_READ_REQ_LEN))) {
+		o->term_rreq_bad = true;
+		note(o, "R copy is not the Read Request ");
+	} else if (t->flag_r) {
+		note(o, "R copy ok ");
 	}
 }
 
@@ -383,6 +409,11 @@ static int tx_fpdu(struct conn *c, const uint8_t *ulpdu, size_t len, bool bad_cr
 	if (s->hdr_len > len)
 		s->hdr_len = 0; /* shorter than a DDP header: nothing to match */
 	memcpy(s->hdr, ulpdu, s->hdr_len);
+	s->rreq = s->hdr_len == IWARP_DDP_UNTAGGED_HDR_LEN &&
+		  len >= IWARP_DDP_UNTAGGED_HDR_LEN + IWARP_RDMAP_READ_REQ_LEN &&
+		  (ulpdu[1] & IWARP_RDMAP_OPCODE_MASK) == IWARP_OP_READ_REQUEST;
+	if (s->rreq)
+		memcpy(s->rreq_hdr, ulpdu + IWARP_DDP_UNTAGGED_HDR_LEN, IWARP_RDMAP_READ_REQ_LEN);
 	if (bad_crc)
 		f[n - 1] ^= 0x5a;
 	return tx(c, f, (size_t)n);
@@ -1262,7 +1293,7 @@ static bool judge(const struct hcase *hc, int rc, struct outcome *o)
 {
 	enum reaction r = main_reaction(o);
 
-	if (o->term_len_bad)
+	if (o->term_len_bad || o->term_rreq_bad)
 		return false;
 	if (rc == 2) /* a valid exchange: anything but a Terminate */
 		return !o->term;
