@@ -7,8 +7,12 @@
 #            Write and Read content) with the device counters checked
 #            around it (rdma statistic show link), rping -v -V 60 KB and 33333 B in both
 #            roles, ib_read_bw -R 64 KiB with -q 1 and -q 2, RFC 7306
-#            atomics (ibv_devinfo ATOMIC_GLOB, ib_atomic_bw -R and
-#            ib_atomic_lat -R with FETCH_AND_ADD and CMP_AND_SWAP); the capture is
+#            Immediate Data (imm-verify: values, order, solicited-only
+#            notification, a Write's data in place at the completion)
+#            and atomics (ibv_devinfo ATOMIC_GLOB and the rd_atom limits,
+#            ib_atomic_bw -R and ib_atomic_lat -R with FETCH_AND_ADD and
+#            CMP_AND_SWAP, atomic-verify: many QPs on one counter, the
+#            refused ones, ordering against Writes and Reads both ways); the capture is
 #            checked: no FPDU larger than the connection's MSS; then
 #            zero-copy Sends/Writes (64 KB - 4 MB) through 2% loss with the
 #            sender (guest 2: the 6.12 ubuf_info path) poisoning each

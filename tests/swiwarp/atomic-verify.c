@@ -32,6 +32,20 @@
  *      behind it with IBV_WC_WR_FLUSH_ERR.  Server: the counters and
  *      every other octet of the region and of its guard pages are
  *      unchanged (the good one was not performed either).
+ *   3. One more connection, ordering (RFC 5040 ordering with the Atomics
+ *      queued like Read Requests): each end in turn, the client first,
+ *      posts back to back on the other end's page, without waiting:
+ *      a Write of X to word 0, a Fetch-and-Add of 5 on word 0, a Read of
+ *      word 0, a Read of word 1, a Compare-and-Swap on word 1 (I0 -> I1),
+ *      a Fetch-and-Add of 1 on word 1, a Write of Z to word 1 with
+ *      IBV_SEND_FENCE, a Read of word 1.  Checks: the Fetch-and-Add saw
+ *      the Write before it (original X), the Read after it saw its
+ *      result (X + 5), the Read before the Compare-and-Swap saw the old
+ *      value (I0), the Compare-and-Swap swapped (original I0), the
+ *      Fetch-and-Add behind it saw I1, the last Read saw the fenced
+ *      Write (Z); the page's owner then finds X + 5 and Z in its words.
+ *      Each end is requester once, so both directions (on the pair, the
+ *      6.1 and the 6.12 module as responder) are covered.
  * With -n (one end is not RFC 7306, e.g. upstream siw): one connection;
  * each end posts a Fetch-and-Add and a Compare-and-Swap, which must fail
  * in ibv_post_send (EOPNOTSUPP on swiwarp, any error elsewhere), then the
@@ -64,6 +78,10 @@
 #define TIMEOUT_S 60
 #define FILL 0x5a
 #define NNEG 4
+#define ORDX 0x0123456789abcdefull	/* the Write before the Atomic */
+#define ORDI0 0x00000000c0ffee00ull	/* word 1 as its owner sets it */
+#define ORDI1 0x1111222233334444ull	/* what the Compare-and-Swap swaps in */
+#define ORDZ 0x7a7a5b5b3c3c1d1dull	/* the fenced Write after the Atomic */
 
 struct srv_info {
 	uint64_t addr;		/* the region: counter 1, counter 2, pattern */
@@ -86,6 +104,7 @@ struct conn {
 	int idx;
 	uint64_t *orig;		/* client: ITERS originals of this QP */
 	int failures;
+	int recvd;		/* ordering: receives polled early */
 	char why[200];
 };
 
@@ -284,6 +303,222 @@ static const char *const neg_name[NNEG] = {
 	"region of another PD",
 };
 
+/* Post one WR of the ordering sequence (local page offset loff, len). */
+static void ord_post(struct conn *c, enum ibv_wr_opcode op, uint32_t loff,
+		     uint32_t len, uint64_t raddr, uint32_t rkey,
+		     uint64_t cmp_add, uint64_t swap, unsigned int flags, int id)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)c->sink + loff,
+			       .length = len, .lkey = c->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = (uint64_t)id, .sg_list = &sge,
+				  .num_sge = 1, .opcode = op,
+				  .send_flags = IBV_SEND_SIGNALED | flags };
+	struct ibv_send_wr *bad;
+	int rc;
+
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+	    op == IBV_WR_ATOMIC_CMP_AND_SWP) {
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = rkey;
+		wr.wr.atomic.compare_add = cmp_add;
+		wr.wr.atomic.swap = swap;
+	} else {
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+	}
+	rc = ibv_post_send(c->cm.id->qp, &wr, &bad);
+	if (rc)
+		die("ordering: post %d: %s", id, strerror(rc));
+}
+
+/*
+ * The page of the ordering connection, as uint64_t words: 0 and 1 the
+ * targets the peer works on, 8.. the sinks of our own sequence, 16 and
+ * 17 the Write sources, 32.. a receive buffer.
+ */
+#define OW_SINK 8
+#define OW_SRC 16
+#define OW_RECV 32
+
+/* Our sequence on the peer's page at raddr/rkey (who: for the messages). */
+static void ord_sequence(struct conn *c, uint64_t raddr, uint32_t rkey,
+			 const char *who)
+{
+	static const enum ibv_wc_opcode want[8] = {
+		IBV_WC_RDMA_WRITE, IBV_WC_FETCH_ADD, IBV_WC_RDMA_READ,
+		IBV_WC_RDMA_READ, IBV_WC_COMP_SWAP, IBV_WC_FETCH_ADD,
+		IBV_WC_RDMA_WRITE, IBV_WC_RDMA_READ,
+	};
+	uint64_t *w = c->sink, *r = w + OW_SINK;
+	struct ibv_wc wc;
+	int k, bad = 0;
+
+	for (k = 0; k < 8; k++)
+		r[k] = 0;
+	w[OW_SRC] = ORDX;
+	w[OW_SRC + 1] = ORDZ;
+	ord_post(c, IBV_WR_RDMA_WRITE, OW_SRC * 8, 8, raddr, rkey, 0, 0, 0, 0);
+	ord_post(c, IBV_WR_ATOMIC_FETCH_AND_ADD, (OW_SINK + 1) * 8, 8, raddr,
+		 rkey, 5, 0, 0, 1);
+	ord_post(c, IBV_WR_RDMA_READ, (OW_SINK + 2) * 8, 8, raddr, rkey, 0, 0,
+		 0, 2);
+	ord_post(c, IBV_WR_RDMA_READ, (OW_SINK + 3) * 8, 8, raddr + 8, rkey, 0,
+		 0, 0, 3);
+	ord_post(c, IBV_WR_ATOMIC_CMP_AND_SWP, (OW_SINK + 4) * 8, 8, raddr + 8,
+		 rkey, ORDI0, ORDI1, 0, 4);
+	ord_post(c, IBV_WR_ATOMIC_FETCH_AND_ADD, (OW_SINK + 5) * 8, 8,
+		 raddr + 8, rkey, 1, 0, 0, 5);
+	ord_post(c, IBV_WR_RDMA_WRITE, (OW_SRC + 1) * 8, 8, raddr + 8, rkey, 0,
+		 0, IBV_SEND_FENCE, 6);
+	ord_post(c, IBV_WR_RDMA_READ, (OW_SINK + 7) * 8, 8, raddr + 8, rkey, 0,
+		 0, 0, 7);
+	for (k = 0; k < 8; k++) {
+		if (!poll_one(c->cq, &wc))
+			die("ordering (%s): completion %d: none in %d s", who,
+			    k, TIMEOUT_S);
+		if (wc.status != IBV_WC_SUCCESS || wc.wr_id != (uint64_t)k ||
+		    wc.opcode != want[k]) {
+			result(0, "ordering (%s): completion %d: wr_id %llu %s opcode %d (want %d)",
+			       who, k, (unsigned long long)wc.wr_id,
+			       ibv_wc_status_str(wc.status), wc.opcode,
+			       want[k]);
+			bad++;
+		}
+	}
+	if (bad)
+		return;
+	result(r[1] == ORDX,
+	       "ordering (%s): write-then-atomic: the Fetch-and-Add saw the Write before it (%#llx, want %#llx)",
+	       who, (unsigned long long)r[1], (unsigned long long)ORDX);
+	result(r[2] == ORDX + 5,
+	       "ordering (%s): atomic-then-read: the Read behind the Fetch-and-Add saw its result (%#llx, want %#llx)",
+	       who, (unsigned long long)r[2], (unsigned long long)(ORDX + 5));
+	result(r[3] == ORDI0 && r[4] == ORDI0,
+	       "ordering (%s): read-then-atomic: the Read before the Compare-and-Swap saw the old value (%#llx), the Compare-and-Swap swapped (original %#llx, want %#llx for both)",
+	       who, (unsigned long long)r[3], (unsigned long long)r[4],
+	       (unsigned long long)ORDI0);
+	result(r[5] == ORDI1,
+	       "ordering (%s): atomic-then-atomic: the Fetch-and-Add saw the swap before it (%#llx, want %#llx)",
+	       who, (unsigned long long)r[5], (unsigned long long)ORDI1);
+	result(r[7] == ORDZ,
+	       "ordering (%s): atomic-then-fenced-write-then-read: the last Read saw the fenced Write (%#llx, want %#llx)",
+	       who, (unsigned long long)r[7], (unsigned long long)ORDZ);
+}
+
+/* Post a receive of 16 octets into the page's receive words. */
+static void ord_recv(struct conn *c)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)(c->sink + OW_RECV),
+			       .length = 16, .lkey = c->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = 0x7ec, .sg_list = &sge,
+				  .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	if (ibv_post_recv(c->cm.id->qp, &wr, &bad))
+		die("post_recv: %s", strerror(errno));
+}
+
+/*
+ * Wait for the peer's Send; its info in the receive words.  (One CQ for
+ * both queues: ord_send_info() may have polled it already.)
+ */
+static void ord_wait_send(struct conn *c, const char *what)
+{
+	struct ibv_wc wc;
+
+	if (c->recvd) {
+		c->recvd--;
+		return;
+	}
+	if (!poll_one(c->cq, &wc) || wc.status != IBV_WC_SUCCESS ||
+	    wc.opcode != IBV_WC_RECV)
+		die("ordering: %s: no good receive", what);
+}
+
+/* Send our page's address and rkey (also says "my sequence is done"). */
+static void ord_send_info(struct conn *c)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)(c->sink + OW_RECV + 2),
+			       .length = 16, .lkey = c->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 0x5e, .sg_list = &sge,
+				  .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+
+	c->sink[OW_RECV + 2] = (uintptr_t)c->sink;
+	c->sink[OW_RECV + 3] = c->mr->rkey;
+	if (ibv_post_send(c->cm.id->qp, &wr, &bad))
+		die("post_send: %s", strerror(errno));
+	for (;;) {
+		if (!poll_one(c->cq, &wc) || wc.status != IBV_WC_SUCCESS)
+			die("ordering: send: no good completion");
+		if (wc.opcode == IBV_WC_SEND)
+			return;
+		if (wc.opcode != IBV_WC_RECV)
+			die("ordering: send: completion opcode %d", wc.opcode);
+		c->recvd++;
+	}
+}
+
+/* Our page after the peer's sequence: word 0 = X + 5, word 1 = Z. */
+static void ord_check_page(struct conn *c, const char *who)
+{
+	uint64_t w0 = __atomic_load_n(&c->sink[0], __ATOMIC_SEQ_CST);
+	uint64_t w1 = __atomic_load_n(&c->sink[1], __ATOMIC_SEQ_CST);
+
+	result(w0 == ORDX + 5 && w1 == ORDZ,
+	       "ordering (%s): the target words hold %#llx %#llx (want %#llx %#llx)",
+	       who, (unsigned long long)w0, (unsigned long long)w1,
+	       (unsigned long long)(ORDX + 5), (unsigned long long)ORDZ);
+}
+
+/* Phase 3: the ordering connection, index nqp + NNEG. */
+static void ordering(struct conn *c, int srv, const char *addr,
+		     const char *port)
+{
+	if (srv)
+		vcm_take_request(&c->cm);
+	else
+		vcm_resolve(&c->cm, addr, port);
+	conn_qp(c, 2);
+	c->sink = aligned_alloc(PAGE, PAGE);
+	if (!c->sink)
+		die("no memory");
+	memset(c->sink, 0, PAGE);
+	c->sink[1] = ORDI0;
+	c->mr = ibv_reg_mr(c->pd, c->sink, PAGE,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	if (!c->mr)
+		die("reg_mr: %s", strerror(errno));
+	ord_recv(c);
+	if (srv) {
+		c->si.addr = (uintptr_t)c->sink;
+		c->si.rkey = c->mr->rkey;
+		c->si.len = PAGE;
+		vcm_accept(&c->cm, &c->si, sizeof(c->si), RD);
+		/* the client's sequence, then its page */
+		ord_wait_send(c, "the client's page");
+		ord_check_page(c, "client requester, server responder");
+		ord_recv(c);
+		ord_sequence(c, c->sink[OW_RECV], (uint32_t)c->sink[OW_RECV + 1],
+			     "server requester, client responder");
+		ord_send_info(c);
+		ord_wait_send(c, "the client's last word");
+	} else {
+		vcm_connect(&c->cm, &c->si, sizeof(c->si), RD);
+		ord_sequence(c, c->si.addr, c->si.rkey,
+			     "client requester, server responder");
+		ord_send_info(c);
+		ord_wait_send(c, "the server's done");
+		ord_check_page(c, "server requester, client responder");
+		ord_send_info(c);
+	}
+	conn_free(c);
+	free(c->sink);
+}
+
 static int client(const char *addr, const char *port)
 {
 	struct conn c[MAXQP] = {};
@@ -364,6 +599,11 @@ static int client(const char *addr, const char *port)
 		}
 		conn_free(&n);
 	}
+	{
+		struct conn o = { .idx = nqp + NNEG };
+
+		ordering(&o, 0, addr, port_str(port, nqp + NNEG));
+	}
 	printf("%s\n", failures ? "FAILED" : "PASSED");
 	return failures ? 1 : 0;
 }
@@ -423,7 +663,7 @@ static int region_changed(const uint8_t *buf)
 
 static int server(const char *addr, const char *port)
 {
-	struct conn c[MAXQP + NNEG] = {};
+	struct conn c[MAXQP + NNEG + 1] = {};
 	uint8_t *buf = aligned_alloc(PAGE, 3 * PAGE);
 	uint64_t *ctr, want1, want2, v1, v2;
 	pthread_t lt;
@@ -437,7 +677,7 @@ static int server(const char *addr, const char *port)
 	ctr[0] = 0;
 	ctr[1] = 0;
 	/* All ports listen before the first client connects. */
-	for (i = nqp + NNEG - 1; i >= 0; i--)
+	for (i = nqp + NNEG; i >= 0; i--)
 		vcm_listen(&c[i].cm, addr, port_str(port, i));
 	for (i = 0; i < nqp; i++)
 		server_conn(&c[i], buf + PAGE, IBV_ACCESS_REMOTE_ATOMIC);
@@ -466,6 +706,7 @@ static int server(const char *addr, const char *port)
 	       "after the bad requests: counters %llu %llu, %d other octets of the region and its guard pages changed",
 	       (unsigned long long)ctr[0], (unsigned long long)ctr[1],
 	       region_changed(buf));
+	ordering(&c[nqp + NNEG], 1, addr, NULL);
 	printf("%s\n", failures ? "FAILED" : "PASSED");
 	return failures ? 1 : 0;
 }

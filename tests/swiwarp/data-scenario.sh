@@ -16,13 +16,15 @@
 #   imm-*        imm-verify (tests/swiwarp/imm-verify.c, built next to
 #                VERIFY_BIN): pair: RDMA Write with Immediate Data (RFC
 #                7306) in a row, values and order, solicited-only
-#                notification, Send with Immediate refused locally;
+#                notification for both kinds, a Write's data in place at
+#                the completion of the Write/Send with Immediate after it;
 #                interop: the post fails locally on swiwarp (the client;
 #                both roles in mode imm), nothing reaches siw (a Send
 #                each way still works, and no Terminate shows in
 #                swiwarp's log)
-#   atomic-cap-*, atomic-bw-*, atomic-lat-*  pair: ibv_devinfo -v says
-#                ATOMIC_GLOB; unmodified
+#   atomic-cap-*, atomic-limits-*, atomic-bw-*, atomic-lat-*  pair:
+#                ibv_devinfo -v says ATOMIC_GLOB and max_qp_rd_atom,
+#                max_qp_init_rd_atom, max_res_rd_atom >= 1; unmodified
 #                perftest ib_atomic_bw -R and ib_atomic_lat -R, each with
 #                -A FETCH_AND_ADD and -A CMP_AND_SWAP (RFC 7306 Atomic
 #                Request/Response between the swiwarp guests)
@@ -30,8 +32,11 @@
 #                4 QPs x 200 Fetch-and-Adds on one counter while the
 #                server's CPU adds too, Compare-and-Swaps on another, final
 #                values and distinct originals checked; misaligned, no
-#                REMOTE_ATOMIC right and out-of-bounds requests complete in
-#                error with the right Terminate, memory around untouched
+#                REMOTE_ATOMIC right, out-of-bounds and another PD's
+#                requests complete in error with the right Terminate,
+#                memory around untouched; then the ordering of Atomics
+#                against Writes, Reads and a fenced Write, each guest
+#                requester once (both directions)
 #   atomic-none-*  interop: the atomics post fails locally on swiwarp
 #                toward siw (swiwarp the client; both roles in mode atomic
 #                with ATOMIC_PEER=siw), a Send still goes through
@@ -304,7 +309,7 @@ averify_pair() {
 	next_port
 	run_pair "$tag" "$sid" 240 "$bin" -s "192.0.2.$sid" -p $port $neg -- \
 		"$bin" -c "192.0.2.$sid" -p $port $neg
-	port=$((port + 8))	# it used ports port .. port+7
+	port=$((port + 9))	# it used ports port .. port+8
 	if [ "$LAB_ID" = "$sid" ]; then log=$work/$tag-s.log; else log=$work/$tag-c.log; fi
 	want=ok
 	for c in 1 2 3; do
@@ -326,11 +331,23 @@ averify_pair() {
 # The atomics checks of pair (RFC 7306): the capability ibv_devinfo shows,
 # then the four perftest runs, servers on both guests, and atomic-verify.
 atomic_checks() {
-	local iters=${ATOMIC_ITERS:-200} t0=$SECONDS
+	local iters=${ATOMIC_ITERS:-200} t0=$SECONDS lim
 	if ibv_devinfo -v -d "$dev" | grep -q 'atomic_cap:.*ATOMIC_GLOB'; then
 		lab_pass "$mode/atomic-cap-$me"
 	else
 		lab_fail "$mode/atomic-cap-$me" "ibv_devinfo -v: $(ibv_devinfo -v -d "$dev" | grep atomic_cap | tr -s ' \t' ' ')"
+	fi
+	# The limits a verbs program sizes its atomics by: responder
+	# resources and initiator depth per QP, and for the device.
+	lim=$(ibv_devinfo -v -d "$dev" | awk -F: '
+		/^[ \t]*max_(qp_rd|qp_init_rd|res_rd)_atom:/ { gsub(/[ \t]/, ""); print }' | tr '\n' ' ')
+	if awk -v l="$lim" 'BEGIN { n = split(l, f, " "); ok = n == 3
+		for (i = 1; i <= n; i++) { split(f[i], kv, ":"); if (kv[2] + 0 < 1) ok = 0 }
+		exit !ok }'; then
+		lab_pass "$mode/atomic-limits-$me"
+		echo "  ibv_devinfo -v: $lim"
+	else
+		lab_fail "$mode/atomic-limits-$me" "ibv_devinfo -v: '$lim', want max_qp_rd_atom, max_qp_init_rd_atom and max_res_rd_atom, each at least 1"
 	fi
 	atomic_pair atomic-bw-fa 1 ib_atomic_bw FETCH_AND_ADD "$iters"
 	atomic_pair atomic-bw-cs 2 ib_atomic_bw CMP_AND_SWAP "$iters"

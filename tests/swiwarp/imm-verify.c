@@ -27,8 +27,12 @@
  *      behind it; at the first one, that the Write's bytes are all in
  *      place; and that none of them raised an event on the solicited-only
  *      CQ;
- *   3. after "go2": one Write with Immediate with IBV_SEND_SOLICITED must
- *      wake the server (completion event within 20 s);
+ *   3. after "go2": a plain 200000-byte RDMA Write (new contents where
+ *      step 2's Write was), then one Write with Immediate with
+ *      IBV_SEND_SOLICITED, which must wake the server (completion event
+ *      within 20 s); at its completion the plain Write's bytes must be
+ *      in place (a Write with Immediate's completion implies the
+ *      Writes before it are placed);
  *   4. after "go3" (the server re-armed solicited-only): one Send with
  *      Immediate with IBV_SEND_SOLICITED must wake it too, with its data
  *      and value;
@@ -79,6 +83,7 @@ static int nimm = NIMM;		/* -k: how many of them */
 #define ORD_OFF (3u << 20)	/* the Write before the Sends */
 #define ORD_SIZE 200000u
 #define ORD_SEED 0x0dd
+#define ORD_SEED2 0x0de		/* the Write before the solicited one */
 #define SSRC_OFF (REGION - (512u << 10))	/* Send sources */
 #define SINLINE 64u		/* max_inline asked for */
 
@@ -441,6 +446,9 @@ static int server(const char *addr, const char *port, int neg)
 		       "solicited-event: woken; opcode %d imm %#x (want %#x)",
 		       wc.opcode, ntohl(wc.imm_data), IMM_SOL);
 		check_write(&c, NIMM, woff(NIMM), SOL_SIZE);
+		result(&c, check_write(&c, ORD_SEED2, ORD_OFF, ORD_SIZE),
+		       "write-imm-after-write: the %u-byte Write before it is in place at the solicited Write with Immediate's completion",
+		       ORD_SIZE);
 	}
 
 	/* Solicited-only again; then a Send with Immediate with SE. */
@@ -524,6 +532,28 @@ static void send_imm(struct conn *c, int j, uint32_t size, uint32_t imm,
 		die("post send-imm %d: %s", j, strerror(ret));
 }
 
+/*
+ * A signaled ORD_SIZE-byte RDMA Write (wr_id 200) of pattern 'seed' to
+ * ORD_OFF in the server's region.
+ */
+static void plain_write(struct conn *c, const struct srv_info *si,
+			uint32_t seed)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)c->mem + ORD_OFF,
+			       .length = ORD_SIZE, .lkey = c->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 200, .sg_list = &sge,
+				  .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr *bad = NULL;
+
+	for (uint32_t i = 0; i < ORD_SIZE; i++)
+		c->mem[ORD_OFF + i] = pat(seed, i);
+	wr.wr.rdma.remote_addr = si->addr + ORD_OFF;
+	wr.wr.rdma.rkey = si->rkey;
+	if (ibv_post_send(c->cm.id->qp, &wr, &bad))
+		die("post write: %s", strerror(errno));
+}
+
 static int client(const char *addr, const char *port, int neg)
 {
 	struct conn c = { 0 };
@@ -564,22 +594,7 @@ static int client(const char *addr, const char *port, int neg)
 	result(&c, !bad_wc, "write-imm-sender: %d completions IBV_WC_RDMA_WRITE in order",
 	       nimm);
 	recv_word(&c, 0x6060, "go from the server");
-	{
-		struct ibv_sge sge = { .addr = (uintptr_t)c.mem + ORD_OFF,
-				       .length = ORD_SIZE, .lkey = c.mr->lkey };
-		struct ibv_send_wr wr = { .wr_id = 200, .sg_list = &sge,
-					  .num_sge = 1,
-					  .opcode = IBV_WR_RDMA_WRITE,
-					  .send_flags = IBV_SEND_SIGNALED };
-		struct ibv_send_wr *bad = NULL;
-
-		for (uint32_t i = 0; i < ORD_SIZE; i++)
-			c.mem[ORD_OFF + i] = pat(ORD_SEED, i);
-		wr.wr.rdma.remote_addr = si.addr + ORD_OFF;
-		wr.wr.rdma.rkey = si.rkey;
-		if (ibv_post_send(c.cm.id->qp, &wr, &bad))
-			die("post write: %s", strerror(errno));
-	}
+	plain_write(&c, &si, ORD_SEED);
 	for (int j = 0; j < NSIMM; j++)
 		send_imm(&c, j, ssizes[j], SIMM_BASE + (uint32_t)j,
 			 j == SINL ? IBV_SEND_INLINE : 0);
@@ -596,7 +611,12 @@ static int client(const char *addr, const char *port, int neg)
 	result(&c, !bad_wc, "send-imm-sender: the Write and %d Sends with Immediate complete in order (IBV_WC_RDMA_WRITE, IBV_WC_SEND)",
 	       NSIMM);
 	recv_word(&c, 0x6061, "go2 from the server");
+	plain_write(&c, &si, ORD_SEED2);
 	write_imm(&c, &si, NIMM, SOL_SIZE, IMM_SOL, IBV_SEND_SOLICITED);
+	poll_one(c.scq, &wc, "plain write before the solicited write-imm");
+	result(&c, wc.status == IBV_WC_SUCCESS && wc.wr_id == 200,
+	       "write-before-solicited-write-imm completion: %s",
+	       ibv_wc_status_str(wc.status));
 	poll_one(c.scq, &wc, "solicited write-imm");
 	result(&c, wc.status == IBV_WC_SUCCESS && wc.wr_id == NIMM,
 	       "solicited-write-imm completion: %s",
