@@ -477,6 +477,8 @@ static void ord_check_page(struct conn *c, const char *who)
 static void ordering(struct conn *c, int srv, const char *addr,
 		     const char *port)
 {
+	double t0 = now();
+
 	if (srv)
 		vcm_take_request(&c->cm);
 	else
@@ -517,6 +519,7 @@ static void ordering(struct conn *c, int srv, const char *addr,
 	}
 	conn_free(c);
 	free(c->sink);
+	printf("time ordering phase: %.2f s\n", now() - t0);
 }
 
 static int client(const char *addr, const char *port)

@@ -325,7 +325,7 @@ averify_pair() {
 	else
 		lab_fail "$mode/$tag-$me" "exit $rc_s/$rc_c: $(cat "$log" "${log%.log}.err" | grep -E '^BAD|atomic-verify:' | head -n 3 | tr '\n' ' '); $(lab_klog)"
 	fi
-	grep -E '^(ok|BAD)' "$log" | cut -c1-200
+	grep -E '^(ok|BAD|time)' "$log" | cut -c1-200
 }
 
 # The atomics checks of pair (RFC 7306): the capability ibv_devinfo shows,
