@@ -47,7 +47,11 @@ int swiwarp_query_device(struct ib_device *ibdev, struct ib_device_attr *a,
 	a->max_cqe = SWIWARP_MAX_CQE;
 	a->max_mr = SWIWARP_MAX_MR;
 	a->max_pd = SWIWARP_MAX_PD;
-	a->max_qp_rd_atom = SWIWARP_MAX_ORD;
+	/*
+	 * As responder (Read Requests and Atomic Requests we serve at once:
+	 * our IRD) and as initiator (ours outstanding: our ORD).
+	 */
+	a->max_qp_rd_atom = SWIWARP_MAX_IRD;
 	a->max_qp_init_rd_atom = SWIWARP_MAX_ORD;
 	a->max_res_rd_atom = SWIWARP_MAX_IRD * SWIWARP_MAX_QP;
 	/*
