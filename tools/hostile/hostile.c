@@ -456,6 +456,34 @@ struct hcase {
 	int (*run)(struct conn *c, struct outcome *o);
 };
 
+/*
+ * Cases whose refusal must be a Terminate with exactly this layer, error
+ * type and code (RFC 5040 §7 numbering), not just any refusal.
+ */
+static const struct {
+	const char *name;
+	uint8_t layer, etype, ecode;
+} want_term[] = {
+	/* RDMAP remote operation error 0x06, DDP untagged 0x05 */
+	{ "fpdu.atomic_bad_aop", 0, 2, 0x06 },
+	{ "fpdu.atomic_long", 1, 2, 0x05 },
+	{ "fpdu.atomic_resp_unsolicited", 0, 2, 0x06 },
+};
+
+/* The Terminate code case 'name' must draw; false if any refusal does. */
+static bool term_wanted(const char *name, struct iwarp_term *t)
+{
+	for (size_t i = 0; i < sizeof(want_term) / sizeof(want_term[0]); i++) {
+		if (!strcmp(want_term[i].name, name)) {
+			t->layer = want_term[i].layer;
+			t->etype = want_term[i].etype;
+			t->ecode = want_term[i].ecode;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* --- MPA start-up frames --- */
 
 static int h_valid_v1(struct conn *c, struct outcome *o)
@@ -1184,6 +1212,69 @@ static int f_imm_send_not_send(struct conn *c, struct outcome *o)
 }
 
 /*
+ * RFC 7306 negotiated, then an Atomic Request the responder must refuse
+ * before it looks at the (random) STag: an AOpCode IANA does not assign
+ * (1 reserved, 3-15), RDMAP operation error 0x06.
+ */
+static int f_atomic_bad_aop(struct conn *c, struct outcome *o)
+{
+	static const uint8_t aops[] = { 1, 3, 4, 7, 15 };
+	struct iwarp_rdmap_msg m;
+	uint8_t aop = aops[rnd_below(sizeof(aops))];
+
+	HS7306();
+	note(o, "aop=%u ", aop);
+	iwarp_rdmap_init(&m, IWARP_OP_ATOMIC_REQUEST);
+	m.ddp.msn = 1;
+	m.areq.aopcode = aop;
+	m.areq.stag = (uint32_t)rnd();
+	m.areq.to = 8;
+	m.areq.add_swap = 1;
+	return tx_msg(c, &m, 0, false) ? -1 : 1;
+}
+
+/*
+ * RFC 7306 negotiated, then a Fetch-and-Add Atomic Request with payload
+ * behind its 52-octet header (DDP untagged 0x05, message too long), or
+ * not Last (the same).
+ */
+static int f_atomic_long(struct conn *c, struct outcome *o)
+{
+	struct iwarp_rdmap_msg m;
+	unsigned int k = rnd_below(2);
+
+	HS7306();
+	iwarp_rdmap_init(&m, IWARP_OP_ATOMIC_REQUEST);
+	m.ddp.msn = 1;
+	m.areq.aopcode = IWARP_AOP_FETCH_ADD;
+	m.areq.stag = (uint32_t)rnd();
+	m.areq.add_swap = 1;
+	if (k) {
+		note(o, "not-last ");
+		m.ddp.last = false;
+		return tx_msg(c, &m, 0, false) ? -1 : 1;
+	}
+	note(o, "payload=8 ");
+	return tx_msg(c, &m, 8, false) ? -1 : 1;
+}
+
+/*
+ * RFC 7306 negotiated, then an Atomic Response although we asked for
+ * nothing (RDMAP operation error 0x06).
+ */
+static int f_atomic_resp_unsolicited(struct conn *c, struct outcome *o)
+{
+	struct iwarp_rdmap_msg m;
+
+	HS7306();
+	iwarp_rdmap_init(&m, IWARP_OP_ATOMIC_RESPONSE);
+	m.ddp.msn = 1;
+	m.aresp.req_id = (uint32_t)rnd();
+	m.aresp.orig_value = rnd();
+	return tx_msg(c, &m, 0, false) ? -1 : 1;
+}
+
+/*
  * The control: rping's first message (its buffer's address, rkey and
  * size) as a Send with Immediate.  A server that takes the pair as one
  * receive answers with its RDMA Read Request, as for a plain Send.
@@ -1267,6 +1358,9 @@ static const struct hcase cases[] = {
 	{ "fpdu.imm_send_se", X_REFUSE, f_imm_send_se },
 	{ "fpdu.imm_send_not_send", X_REFUSE, f_imm_send_not_send },
 	{ "rping.imm_send_valid", X_ANY, f_imm_send_valid },
+	{ "fpdu.atomic_bad_aop", X_REFUSE, f_atomic_bad_aop },
+	{ "fpdu.atomic_long", X_REFUSE, f_atomic_long },
+	{ "fpdu.atomic_resp_unsolicited", X_REFUSE, f_atomic_resp_unsolicited },
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
@@ -1292,6 +1386,7 @@ static enum reaction main_reaction(const struct outcome *o)
 static bool judge(const struct hcase *hc, int rc, struct outcome *o)
 {
 	enum reaction r = main_reaction(o);
+	struct iwarp_term w;
 
 	if (o->term_len_bad || o->term_rreq_bad)
 		return false;
@@ -1312,6 +1407,13 @@ static bool judge(const struct hcase *hc, int rc, struct outcome *o)
 		return r != R_HANG && r != R_NONE && r != R_GARBAGE;
 	case X_REFUSE:
 	case X_TIMEOUT:
+		if (term_wanted(hc->name, &w) &&
+		    (!o->term || o->t.layer != w.layer ||
+		     o->t.etype != w.etype || o->t.ecode != w.ecode)) {
+			note(o, "want terminate %u/%u/0x%02x ", w.layer,
+			     w.etype, w.ecode);
+			return false;
+		}
 		return r == R_REPLY_REJECT || r == R_TERM || r == R_CLOSE || r == R_RESET;
 	case X_CUT:
 		return o->reply && !o->reply_reject && !o->hang &&
