@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# Runs in both guests of the 2-guest lab of tests/suites/80-robust.sh.
-#   guest 1: the target: swiwarp (or ROBUST_DEV=siw), `rping -s -P` as the
-#            iWARP listener, then the protection-test server.
-#   guest 2: the attacker: tools/hostile against guest 1, then an ordinary
-#            rping, then the protection-test client.
-# Guest 1 also compares /proc/slabinfo before and after, checks its device
-# counters (swiwarp: hostile_counters below), and unloads the module at the
-# end.
+# Runs in both guests of the 2-guest lab of tests/suites/80-robust.sh, in
+# one phase per target guest (ROBUST_TARGETS, default "1"; "1 2" when the
+# two guests boot different kernels, so each kernel's swiwarp is attacked):
+#   the target: swiwarp (or ROBUST_DEV=siw), `rping -s -P` as the iWARP
+#            listener, then the protection-test server;
+#   the attacker (the other guest): tools/hostile against the target, then
+#            an ordinary rping, then the protection-test client.
+# The target also compares /proc/slabinfo before and after and checks its
+# device counters (swiwarp: hostile_counters below); every guest that was a
+# target unloads the module at the end.  The phase with guest 1 as target
+# names its results robust.*, the one with guest 2 robust.target2.*.
 #
 # Environment (passed through from the suite):
 #   ROBUST_DEV=swiwarp|siw   the device under test (default swiwarp)
 #   ROBUST_SEED, ROBUST_N    hostile seed and number of random cases
 #   ROBUST_STRICT=1          also run the cases listed in known-bugs
+#   ROBUST_TARGETS="1 2"     the target guest of each phase, in order
 set -uo pipefail
 source "$LAB_TOP/tests/lab/lib.sh"
 
@@ -22,29 +26,29 @@ mpa_ms=${ROBUST_MPA_TIMEOUT_MS:-3000}
 hostile=$BUILD/tools/hostile/hostile
 prot=$BUILD/tools/hostile/robust-prot
 known=$LAB_TOP/tests/robust/known-bugs
-p=robust
-[ "$dev_kind" = siw ] && p=robust.siw
+pbase=robust
+[ "$dev_kind" = siw ] && pbase=robust.siw
 sh=$LAB_SHARED
 
 # Known bugs marked [norun] in tests/robust/known-bugs are left out unless
 # ROBUST_STRICT=1 (the host side turns other known FAILs into SKIPs).
-excl=()
+excl=() norun=()
 if [ "${ROBUST_STRICT:-0}" != 1 ] && [ -f "$known" ]; then
 	while IFS=$'\t' read -r pat why; do
 		[[ -z $pat || $pat == \#* || $pat == neg.* || $pat == faults.* || $why != "[norun]"* ]] && continue
 		excl+=(-x "$pat")
-		[ "$LAB_ID" = 2 ] && lab_skip "$p.hostile.$pat" "known bug: ${why#\[norun\] } (run with ROBUST_STRICT=1)"
+		norun+=("$pat"$'\t'"${why#\[norun\] }")
 	done <"$known"
 fi
 
-SWIWARP_MODPARAMS="mpa_timeout_ms=$mpa_ms" lab_verbs_up "$dev_kind" "$p" || exit 0
+SWIWARP_MODPARAMS="mpa_timeout_ms=$mpa_ms" lab_verbs_up "$dev_kind" "$pbase" || exit 0
 # siw has its own MPA timeout; give the stalling cases time for it.
 [ "$dev_kind" = siw ] && mpa_ms=${ROBUST_SIW_MPA_MS:-12000}
 
 source "$LAB_TOP/tests/robust/slab-lib.sh"
 slab_open '^(TCP|tw_sock_TCP|request_sock_TCP|sock_inode_cache|kmalloc-|skbuff_|swiwarp|siw|ib_|rdma)'
 
-# hostile_counters: guest 1's device counters across the hostile run
+# hostile_counters: the target's device counters across the hostile run
 # (before: $LAB_OUT/ctr.before; the attacker's log: $sh/hostile.out).
 # Every fpdu.bad_crc case is an MPA CRC error here and each CRC error an
 # LLP (MPA) Terminate sent; fpdu.write_bad_stag is a DDP Terminate; the
@@ -81,10 +85,17 @@ hostile_counters() {
 	fi
 }
 
-lab_barrier up 300 || { lab_fail "$p.barrier.g$LAB_ID" "peer never came up"; lab_finish; }
+lab_barrier up 300 || { lab_fail "$pbase.barrier.g$LAB_ID" "peer never came up"; lab_finish; }
 
-if [ "$LAB_ID" = 1 ]; then
-	# ---- target ---------------------------------------------------------
+# prot_results FILE: robust-prot's result lines (robust.prot.*) under this
+# phase's name and the boot's kernel tag, like every other result here.
+prot_results() {
+	sed -nE "s|^(PASS\|FAIL\|SKIP): robust\.|\1: ${LAB_RESULT_PREFIX:-}$p.|p" "$1" >>"$LAB_OUT/results"
+}
+
+# target_phase and attacker_phase run one phase; $p names its results and
+# $ph its barriers.  The attacker's log reaches the target as $sh/hostile.out.
+target_phase() {
 	stdbuf -oL rping -s -P -a "$LAB_IP" -p 7174 >"$LAB_OUT/rping-server.out" 2>&1 &
 	rping_pid=$!
 	lab_wait_listen 7174 120 || lab_fail "$p.listener" "rping -s -P did not listen within 120 s"
@@ -93,24 +104,24 @@ if [ "$LAB_ID" = 1 ]; then
 	slab_snapshot "$LAB_OUT/slab.before"
 	grep -E '^(TCP|swiwarp)' "$LAB_OUT/slab.before" || true
 	[ "$dev_kind" = swiwarp ] && lab_hw_counters >"$LAB_OUT/ctr.before"
-	lab_barrier listen 300
-	lab_barrier hostile-done 900
+	lab_barrier "$ph-listen" 300
+	lab_barrier "$ph-hostile-done" 900
 	[ "$dev_kind" = swiwarp ] && hostile_counters
-	lab_barrier rping-done 300
+	lab_barrier "$ph-rping-done" 300
 
 	# protection tests: fresh listener on another port
 	n=$("$prot" count)
 	timeout 300 stdbuf -oL "$prot" server "$LAB_IP" 7175 "$n" >"$LAB_OUT/prot-server.out" 2>&1 &
 	prot_pid=$!
 	lab_wait_listen 7175 120
-	lab_barrier prot-listen 300
+	lab_barrier "$ph-prot-listen" 300
 	wait $prot_pid
 	prc=$?
 	cat "$LAB_OUT/prot-server.out"
-	grep -E '^(PASS|FAIL|SKIP):' "$LAB_OUT/prot-server.out" >>"$LAB_OUT/results"
+	prot_results "$LAB_OUT/prot-server.out"
 	[ $prc -ne 0 ] && ! grep -q '^FAIL:' "$LAB_OUT/prot-server.out" &&
 		lab_fail "$p.prot.server" "exit $prc"
-	lab_barrier prot-done 300
+	lab_barrier "$ph-prot-done" 300
 
 	# ---- leaks: everything the attacks created must be gone ---------------
 	# rping must go away on SIGTERM; a process stuck in the kernel here means
@@ -144,22 +155,15 @@ if [ "$LAB_ID" = 1 ]; then
 	# allocation site when 80-robust's slub_debug=U tracks them, else within
 	# tolerance, at least 64 objects (tests/robust/slab-lib.sh).
 	slab_check "$p.slab_baseline" "$LAB_OUT/slab.before" "$LAB_OUT/slab.after" 64
+	target_p=$p
+}
 
-	# ---- the module must unload cleanly ----------------------------------
-	if [ "$dev_kind" = swiwarp ]; then
-		timeout 60 rdma link delete swiwarp0 2>"$LAB_OUT/rmmod.err" &&
-			timeout 60 rmmod swiwarp 2>>"$LAB_OUT/rmmod.err" && [ ! -e /sys/module/swiwarp ]
-		rc=$?
-		if [ $rc -eq 0 ]; then
-			lab_pass "$p.rmmod"
-		else
-			lab_fail "$p.rmmod" "rc $rc: $(tr '\n' ' ' <"$LAB_OUT/rmmod.err") refcnt $(cat /sys/module/swiwarp/refcnt 2>/dev/null)"
-		fi
-	fi
-	dmesg | grep -iE 'swiwarp|siw' | tail -n 60
-else
-	# ---- attacker --------------------------------------------------------
-	lab_barrier listen 300
+attacker_phase() {
+	local line
+	for line in "${norun[@]}"; do
+		lab_skip "$p.hostile.${line%%$'\t'*}" "known bug: ${line#*$'\t'} (run with ROBUST_STRICT=1)"
+	done
+	lab_barrier "$ph-listen" 300
 	# -T bounds the stalling cases (mpa.silent, pdlen_past_frame, ...):
 	# guest 1's MPA timer against this guest's clock.  Lab guests' clocks
 	# have run up to ~10x apart (a miscalibrated TSC: guest 1's 3 s timer
@@ -187,19 +191,39 @@ else
 		END { if (rnd && !rbad) print "PASS: " p ".hostile.random (" rnd " cases)" }' "$LAB_OUT/hostile.out" >>"$LAB_OUT/results"
 	grep -q '^hostile: [0-9]* cases' "$LAB_OUT/hostile.out" ||
 		lab_fail "$p.hostile.run" "hostile exited $hrc without a summary"
-	lab_barrier hostile-done 300
+	lab_barrier "$ph-hostile-done" 300
 
 	# ordinary traffic must still work
 	timeout 60 rping -c -a "$LAB_PEER_IP" -p 7174 -C 4 -S 100 -V >"$LAB_OUT/rping-client.out" 2>&1
 	rc=$?
 	tail -n 5 "$LAB_OUT/rping-client.out"
 	if [ $rc -eq 0 ]; then lab_pass "$p.traffic_after"; else lab_fail "$p.traffic_after" "rping -c exited $rc"; fi
-	lab_barrier rping-done 300
+	lab_barrier "$ph-rping-done" 300
 
-	lab_barrier prot-listen 300
+	lab_barrier "$ph-prot-listen" 300
 	timeout 400 "$prot" client "$LAB_PEER_IP" 7175 >"$LAB_OUT/prot-client.out" 2>&1
 	cat "$LAB_OUT/prot-client.out"
-	grep -E '^(PASS|FAIL|SKIP):' "$LAB_OUT/prot-client.out" >>"$LAB_OUT/results"
-	lab_barrier prot-done 300
+	prot_results "$LAB_OUT/prot-client.out"
+	lab_barrier "$ph-prot-done" 300
+}
+
+target_p=
+for target in ${ROBUST_TARGETS:-1}; do
+	p=$pbase ph=phase$target
+	[ "$target" = 1 ] || p=$pbase.target$target
+	if [ "$LAB_ID" = "$target" ]; then target_phase; else attacker_phase; fi
+done
+
+# ---- the module must unload cleanly, on every guest that was a target -----
+if [ -n "$target_p" ] && [ "$dev_kind" = swiwarp ]; then
+	timeout 60 rdma link delete swiwarp0 2>"$LAB_OUT/rmmod.err" &&
+		timeout 60 rmmod swiwarp 2>>"$LAB_OUT/rmmod.err" && [ ! -e /sys/module/swiwarp ]
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		lab_pass "$target_p.rmmod"
+	else
+		lab_fail "$target_p.rmmod" "rc $rc: $(tr '\n' ' ' <"$LAB_OUT/rmmod.err") refcnt $(cat /sys/module/swiwarp/refcnt 2>/dev/null)"
+	fi
 fi
+[ -n "$target_p" ] && dmesg | grep -iE 'swiwarp|siw' | tail -n 60
 exit 0
