@@ -6,9 +6,11 @@
 # null_blk namespace, fio with crc32c verification (sequential and
 # random, 4 KiB..1 MiB, iodepth 32, two I/O queues), nvme reset during
 # verified I/O, a disconnect during I/O; upstream siw as host against a
-# swiwarp target and as target for a swiwarp host; NFS v4.2 over RDMA
-# (nfsd with svcrdma on guest 1, a swiwarp and a siw xprtrdma client at
-# once; tests/ulp/nfsrdma.sh); iSER (LIO's ib_isert target on guest 1, a
+# swiwarp target and as target for a swiwarp host; NFS v4.2 and v3 over
+# RDMA (nfsd with svcrdma on guest 1, a swiwarp and a siw xprtrdma client at
+# once, then siw's nfsd on guest 3 for the swiwarp client; a large file
+# (NFS_MB / NFS3_MB MiB) and 40 small ones per mount; tests/ulp/nfsrdma.sh);
+# iSER (LIO's ib_isert target on guest 1, a
 # swiwarp and a siw ib_iser initiator with open-iscsi; tests/ulp/iser.sh);
 # SRP (LIO's ib_srpt target on guest 1 over the RDMA CM, a swiwarp and a
 # siw ib_srp initiator, each to its own LUN; tests/ulp/srp.sh); then all
@@ -50,7 +52,9 @@ if ! "$top/tests/lab/build-siw.sh" >"$out/build-siw.log" 2>&1; then
 fi
 # SWIWARP_KO (another build of the module, e.g. one without a fix) is
 # handed to the guests, whose lab_load_swiwarp loads it instead.
-LAB_NO_SIW=$nosiw run_lab run -n 3 --kernel "$kmix" --timeout "${NVMEOF_TIMEOUT:-900}" -- \
-	"${SWIWARP_KO:+SWIWARP_KO=$SWIWARP_KO }LAB_RESULT_PREFIX=$ktag NVMEOF_MB=${NVMEOF_MB:-2} tests/ulp/nvmeof-guest.sh"
+# 2 GiB guests: the NFS servers' exports are tmpfs, with room for two
+# clients' large files (NFS_MB / NFS3_MB MiB for v4.2 / v3; 256 by hand).
+LAB_NO_SIW=$nosiw run_lab run -n 3 --kernel "$kmix" --mem 2048 --timeout "${NVMEOF_TIMEOUT:-1200}" -- \
+	"${SWIWARP_KO:+SWIWARP_KO=$SWIWARP_KO }LAB_RESULT_PREFIX=$ktag NVMEOF_MB=${NVMEOF_MB:-2}${NFS_MB:+ NFS_MB=$NFS_MB}${NFS3_MB:+ NFS3_MB=$NFS3_MB} tests/ulp/nvmeof-guest.sh"
 echo "ulp-nvmeof took $((SECONDS - t0)) s"
 [ $fails -eq 0 ]

@@ -1,31 +1,39 @@
 # shellcheck shell=bash
 # NFS over RDMA for the ULP boot of tests/suites/66-ulp-nvmeof.sh (issue
 # 14): the kernel's NFS server (nfsd with svcrdma's RDMA listener) on one
-# guest, NFS v4.2 clients over xprtrdma on the others, Debian's nfs-utils.
-# Sourced by tests/ulp/nvmeof-guest.sh after tests/lab/lib.sh.  Result
-# names: nfsrdma/CHECK.
+# guest, NFS v4.2 and v3 clients over xprtrdma on others, Debian's
+# nfs-utils.  Sourced by tests/ulp/nvmeof-guest.sh after tests/lab/lib.sh.
+# Result names: nfsrdma/CLIENT/VERSION/CHECK.
 #
-# Why v4.2 only, fsid=0 and a 10 s grace period: a v4 mount needs no
-# mountd or statd round trips (fewer daemons in a guest that has no
-# systemd), the pseudo root is the export itself, and a fresh server
-# refuses OPENs for its whole grace period (90 s by default); the server
-# starts at the beginning of the boot so the grace period is long over when
-# the clients mount.
+# Each client mount writes one large file (NFS_MB MiB plus an odd tail, so
+# the last RPC is not page-sized) and a tree of small files of odd sizes,
+# remounts (so the reads go over the wire, not to the page cache), reads
+# everything back and compares; the server then checks what landed in its
+# export the same way.
+#
+# Why fsid=0 and a 10 s grace period: a v4 mount needs no mountd or statd
+# round trips, the pseudo root is the export itself, and a fresh server
+# refuses OPENs for its whole grace period (90 s by default); the servers
+# start at the beginning of the boot so the grace period is long over when
+# the clients mount.  v3 mounts use nolock (no statd/lockd in a guest
+# without systemd) and ask mountd over TCP for the export's file handle;
+# the data still goes over RDMA.
 
 nfs_export=/run/nfs-export
 nfs_port=20049 # the IANA port for NFS over RDMA
-nfs_server_ip=192.0.2.1 # guest 1 serves
+nfs_small_files=${NFS_SMALL_FILES:-40}
 
-# nfs_server_up: export a tmpfs over RDMA on port 20049.
+# nfs_server_up MIB: export a tmpfs of MIB MiB over RDMA on port 20049,
+# NFS v3 and v4.
 nfs_server_up() {
 	modprobe -a nfsd rpcrdma || return 1
 	mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd || return 1
 	mkdir -p "$nfs_export" /var/lib/nfs/rpc_pipefs /var/lib/nfs/v4recovery
-	mount -t tmpfs -o size=64m nfs-export "$nfs_export" || return 1
+	mount -t tmpfs -o "size=${1}m" nfs-export "$nfs_export" || return 1
 	echo "$nfs_export *(rw,no_root_squash,fsid=0,insecure,no_subtree_check)" >/etc/exports
-	rpcbind -w && exportfs -ra && rpc.mountd -N 2 -N 3 || return 1
+	rpcbind -w && exportfs -ra && rpc.mountd || return 1
 	echo 10 >/proc/fs/nfsd/nfsv4leasetime && echo 10 >/proc/fs/nfsd/nfsv4gracetime || return 1
-	rpc.nfsd -N 3 4 || return 1
+	rpc.nfsd 8 || return 1
 	echo "rdma $nfs_port" >/proc/fs/nfsd/portlist || return 1
 	lab_wait_listen "$nfs_port" 30
 }
@@ -34,56 +42,136 @@ nfs_server_up() {
 # (loading nfsd) and the other guests are busy too: loading them at mount
 # time took 8-9 s of the NFS phase under TCG.
 nfs_client_prepare() {
-	modprobe -a rpcrdma nfsv4
+	modprobe -a rpcrdma nfsv4 nfsv3
 }
 
-# nfs_client_check TAG MIB: mount the server's export over RDMA, write a
-# file of MIB MiB (plus an odd tail, so the last RPC is not page-sized),
-# remount (so the read goes over the wire, not to the page cache), read it
-# back and compare.  The source stays in $LAB_SHARED/nfs-TAG.src for the
-# server's own comparison (nfs_server_check).
+# nfs_big_stream MIB: the large file's bytes on stdout, the same in every
+# guest: MIB blocks of 1 MiB, each a 16-byte header with its number and
+# the shared random block ($LAB_SHARED/nfs-block, made by guest 1 at boot),
+# then an odd tail of 4321 bytes, so the last RPC is not page-sized.  A
+# block written to the wrong place, a torn or a stale page all differ from
+# it.  Streamed, not stored: making 256 MiB from /dev/urandom in a TCG
+# guest took 3 minutes, a stream of copies costs next to nothing, and
+# nobody needs the whole file in memory.
+nfs_big_stream() {
+	local i
+	for ((i = 0; i < $1; i++)); do
+		printf 'nfs-block %06d' "$i"
+		head -c $((1048576 - 16)) "$LAB_SHARED/nfs-block"
+	done
+	head -c 4321 "$LAB_SHARED/nfs-block"
+}
+
+# nfs_block_make: guest 1 makes the random block nfs_big_stream copies.
+nfs_block_make() {
+	head -c 1048576 /dev/urandom >"$LAB_SHARED/nfs-block.tmp" &&
+		mv "$LAB_SHARED/nfs-block.tmp" "$LAB_SHARED/nfs-block"
+}
+
+# nfs_make_small DIR: nfs_small_files files of 1 to 65541 bytes in DIR,
+# their checksums in DIR.sums.
+nfs_make_small() {
+	local dir=$1 i
+	mkdir -p "$dir" || return 1
+	for ((i = 1; i <= nfs_small_files; i++)); do
+		head -c $((RANDOM * 2 + i % 7 + 1)) /dev/urandom >"$dir/f$i" || return 1
+	done
+	(cd "$dir" && sha256sum f*) >"$dir.sums"
+}
+
+# nfs_mount VERS SERVER MNT LOG: mount SERVER's export over RDMA.
+nfs_mount() {
+	local vers=$1 server=$2 mnt=$3 log=$4 opts="rdma,port=$nfs_port,vers=$1" path=/
+	# v4: the export is the pseudo root (fsid=0); v3: its real path, no NLM
+	[ "$vers" = 3 ] && opts+=",nolock,mountproto=tcp" path=$nfs_export
+	timeout 120 mount -t nfs -o "$opts" "$server:$path" "$mnt" >"$log" 2>&1
+}
+
+# nfs_client_check TAG VERS SERVER MIB: mount SERVER's export with NFS
+# version VERS over RDMA, write the large file (nfs_big_stream MIB) and a
+# tree of small files into ID/ there (ID: TAG with "-" for "/"), remount,
+# read everything back and compare.  The small files' checksums go to
+# $LAB_SHARED/nfs-ID.sums for the server's own comparison
+# (nfs_server_check).  Results nfsrdma/TAG/CHECK.
 nfs_client_check() {
-	local tag=$1 mib=$2 mnt=/mnt/nfs-$1 src=$LAB_SHARED/nfs-$1.src t
-	local opts="rdma,port=$nfs_port,vers=4.2" log=$LAB_OUT/nfs-$1-mount.log
+	local tag=$1 vers=$2 server=$3 mib=$4 id=${1//\//-} t n=nfsrdma/$1
+	local mnt=/mnt/nfs-$id small=/tmp/nfs-$id log=$LAB_OUT/nfs-$id-mount.log
 	mkdir -p "$mnt"
-	head -c $((mib * 1048576 + 4321)) /dev/urandom >"$src"
-	t=$SECONDS
-	if ! timeout 120 mount -t nfs -o "$opts" "$nfs_server_ip:/" "$mnt" >"$log" 2>&1; then
-		lab_fail "nfsrdma/$tag/mount" "$(tr '\n' ' ' <"$log" | cut -c1-160) $(lab_klog)"
+	if ! nfs_make_small "$small"; then
+		lab_fail "$n/data" "could not make the small files in /tmp"
 		return 1
 	fi
-	lab_pass "nfsrdma/$tag/mount"
+	t=$SECONDS
+	if ! nfs_mount "$vers" "$server" "$mnt" "$log"; then
+		lab_fail "$n/mount" "$(tr '\n' ' ' <"$log" | cut -c1-160) $(lab_klog)"
+		return 1
+	fi
+	if [ "$vers" = 3 ]; then
+		grep -qs " $mnt nfs .*vers=3.*proto=rdma" /proc/mounts
+	else
+		grep -qs " $mnt nfs4 .*vers=4.2.*proto=rdma" /proc/mounts
+	fi || {
+		lab_fail "$n/mount" "not an NFS v$vers mount over RDMA: $(grep " $mnt " /proc/mounts)"
+		umount "$mnt"
+		return 1
+	}
+	lab_pass "$n/mount"
 	echo "nfs $tag: mounted in $((SECONDS - t)) s"
 	t=$SECONDS
-	if timeout 300 cp "$src" "$mnt/$tag" && timeout 120 sync -f "$mnt/$tag"; then
-		lab_pass "nfsrdma/$tag/write"
+	if mkdir "$mnt/$id" && nfs_big_stream "$mib" | timeout 900 dd of="$mnt/$id/big" bs=1M iflag=fullblock status=none &&
+		timeout 600 cp -r "$small" "$mnt/$id/small" && timeout 120 sync -f "$mnt/$id/big"; then
+		lab_pass "$n/write"
 	else
-		lab_fail "nfsrdma/$tag/write" "$(lab_klog)"
+		lab_fail "$n/write" "$(lab_klog)"
 	fi
-	echo "nfs $tag: wrote $mib MiB in $((SECONDS - t)) s"
-	if ! umount "$mnt" || ! timeout 120 mount -t nfs -o "$opts" "$nfs_server_ip:/" "$mnt" >"$log" 2>&1; then
-		lab_fail "nfsrdma/$tag/remount" "$(tr '\n' ' ' <"$log" | cut -c1-160)"
+	echo "nfs $tag: wrote $mib MiB + $nfs_small_files files in $((SECONDS - t)) s"
+	cp "$small.sums" "$LAB_SHARED/nfs-$id.sums"
+	if ! umount "$mnt" || ! nfs_mount "$vers" "$server" "$mnt" "$log"; then
+		lab_fail "$n/remount" "$(tr '\n' ' ' <"$log" | cut -c1-160)"
 		return 1
 	fi
 	t=$SECONDS
-	if timeout 300 cmp "$src" "$mnt/$tag"; then
-		lab_pass "nfsrdma/$tag/read-compare"
+	if nfs_big_stream "$mib" | timeout 900 cmp - "$mnt/$id/big" >"$LAB_OUT/nfs-$id-cmp.log" 2>&1 &&
+		(cd "$mnt/$id/small" && timeout 600 sha256sum --quiet -c "$small.sums") >>"$LAB_OUT/nfs-$id-cmp.log" 2>&1; then
+		lab_pass "$n/read-compare"
 	else
-		lab_fail "nfsrdma/$tag/read-compare" "$(lab_klog)"
+		lab_fail "$n/read-compare" "$(head -c 160 "$LAB_OUT/nfs-$id-cmp.log") $(lab_klog)"
 	fi
 	echo "nfs $tag: read back and compared in $((SECONDS - t)) s"
-	lab_check "nfsrdma/$tag/umount" umount "$mnt"
-	modprobe -r nfsv4 rpcrdma
+	lab_check "$n/umount" umount "$mnt"
+	rm -rf "$small" "$small.sums"
 }
 
-# nfs_server_check TAG: the file a client wrote is on the server's export,
-# byte for byte.
+# nfs_unload MODULE...: unload those of the modules that are loaded (a
+# guest that is server and client unloads rpcrdma once).
+nfs_unload() {
+	local m
+	for m in "$@"; do
+		[ -e "/sys/module/$m" ] || continue
+		modprobe -r "$m" || return 1
+	done
+}
+
+# nfs_client_done: unload the client's modules (xprtrdma holds the RDMA
+# device until then).
+nfs_client_done() {
+	nfs_unload nfsv4 nfsv3 rpcrdma
+}
+
+# nfs_server_check TAG MIB: the files a client wrote are on the server's
+# export, byte for byte (the large file against nfs_big_stream, the small
+# ones by the client's checksums); then they are removed to make room for
+# the next client.
 nfs_server_check() {
-	if cmp "$LAB_SHARED/nfs-$1.src" "$nfs_export/$1"; then
+	local id=${1//\//-} mib=$2
+	local sums=$LAB_SHARED/nfs-$id.sums dir=$nfs_export/$id
+	if [ -s "$sums" ] && nfs_big_stream "$mib" | cmp -s - "$dir/big" &&
+		(cd "$dir/small" && sha256sum --quiet -c "$sums") >/dev/null 2>&1; then
 		lab_pass "nfsrdma/$1/on-server"
 	else
-		lab_fail "nfsrdma/$1/on-server" "the exported file differs from what the client wrote"
+		lab_fail "nfsrdma/$1/on-server" "the exported files differ from what the client wrote"
 	fi
+	rm -rf "${nfs_export:?}/$id"
 }
 
 # nfs_server_down: stop nfsd and its helpers, so RDMA can be unloaded.
@@ -93,5 +181,5 @@ nfs_server_down() {
 	pkill -x rpc.mountd
 	pkill -x rpcbind
 	umount /proc/fs/nfsd && umount "$nfs_export" || return 1
-	modprobe -r nfsd rpcrdma
+	nfs_unload nfsd rpcrdma
 }

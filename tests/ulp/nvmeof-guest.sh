@@ -14,11 +14,14 @@
 #   siw-host  g3 -> g1  siw host, swiwarp target, at the same time as ss on
 #                  other blocks of the same namespaces
 #   siw-tgt   g2 -> g3  swiwarp host, siw target, after both
-#   nfs  g2, g3 -> g1  NFS v4.2 over RDMA (tests/ulp/nfsrdma.sh): g1's nfsd
-#                  (started at boot, so its grace period is over) serves
-#                  the swiwarp (g2) and the siw (g3) client at once; each
-#                  writes, reads back over the wire and compares, and g1
+#   nfs  g2, g3 -> g1  NFS v4.2 and v3 over RDMA (tests/ulp/nfsrdma.sh):
+#                  g1's nfsd (started at boot, so its grace period is over)
+#                  serves the swiwarp (g2) and the siw (g3) client at once;
+#                  each mount writes a large file and many small ones,
+#                  reads them back over the wire and compares, and g1
 #                  compares what landed in its export
+#   nfs-siw  g2 -> g3  the same with upstream siw's nfsd (g3) serving the
+#                  swiwarp client (g2)
 #   iser g2, g3 -> g1  iSER (tests/ulp/iser.sh): LIO's ib_isert target on
 #                  g1 (set up at boot), the swiwarp (g2) and the siw (g3)
 #                  ib_iser initiator at once, each to its own target: fio
@@ -138,15 +141,20 @@ elif [ "$LAB_ID" = 3 ]; then
 	truncate -s 64M $img/t3-ns1.img
 	lab_check nvmeof/t3-target-up target_up t3 $img/t3-ns1.img
 fi
-# NFS server on g1 now: its grace period runs out during the NVMe phases.
+# NFS servers on g1 (swiwarp) and g3 (siw) now: their grace periods run out
+# during the NVMe phases.  g1's export holds two clients' data at once.
+NFS_MB=${NFS_MB:-32} NFS3_MB=${NFS3_MB:-8}
 nfs_up=0
-if [ "$LAB_ID" = 1 ]; then
-	if nfs_server_up >"$work/nfs-server-up.log" 2>&1; then
+if [ "$LAB_ID" != 2 ]; then
+	if nfs_server_up $((2 * (NFS_MB > NFS3_MB ? NFS_MB : NFS3_MB) + 64)) >"$work/nfs-server-up.log" 2>&1; then
 		nfs_up=1
-		lab_pass "nfsrdma/server-up"
+		lab_pass "nfsrdma/server-up-g$LAB_ID"
 	else
-		lab_fail "nfsrdma/server-up" "$(tail -n 3 "$work/nfs-server-up.log" | tr '\n' ' ' | cut -c1-200)"
+		lab_fail "nfsrdma/server-up-g$LAB_ID" "$(tail -n 3 "$work/nfs-server-up.log" | tr '\n' ' ' | cut -c1-200)"
 	fi
+fi
+if [ "$LAB_ID" = 1 ]; then
+	lab_check nfsrdma/block nfs_block_make
 	# iSER targets for g2 (swiwarp) and g3 (siw), used after the NFS phase.
 	lab_check iser/target-up iser_target_up 2 3
 fi
@@ -330,19 +338,38 @@ if [ "$LAB_ID" = 2 ]; then
 fi
 lab_barrier phase-siw-tgt 1200 || lab_fail "nvmeof/barrier-siw-tgt-g$LAB_ID"
 
-# ---- phase nfs: the swiwarp (g2) and the siw (g3) client -> swiwarp nfsd (g1)
+# ---- phase nfs: the swiwarp (g2) and the siw (g3) client -> swiwarp nfsd
+# (g1), v4.2 then v3; g1 checks each client's files after each version.
+nfs_phase() { # VERS MIB
+	local v=$1 mib=$2
+	if [ "$LAB_ID" = 2 ]; then
+		nfs_client_check "swiwarp-client/v$v" "$v" 192.0.2.1 "$mib"
+	elif [ "$LAB_ID" = 3 ]; then
+		nfs_client_check "siw-client/v$v" "$v" 192.0.2.1 "$mib"
+	fi
+	lab_barrier "phase-nfs-v$v" 1200 || lab_fail "nvmeof/barrier-nfs-v$v-g$LAB_ID"
+	if [ "$LAB_ID" = 1 ] && [ $nfs_up = 1 ]; then
+		nfs_server_check "swiwarp-client/v$v" "$mib"
+		nfs_server_check "siw-client/v$v" "$mib"
+	fi
+}
+[ "$LAB_ID" = 2 ] && lab_delay_egress 0 # phase siw-tgt's workaround; NFS talks to swiwarp
+nfs_phase 4.2 "$NFS_MB"
+nfs_phase 3 "$NFS3_MB"
+[ "$LAB_ID" = 1 ] && [ $nfs_up = 1 ] && lab_check "nfsrdma/server-down-g1" nfs_server_down
+
+# ---- phase nfs-siw: the swiwarp client (g2) -> upstream siw's nfsd (g3)
 if [ "$LAB_ID" = 2 ]; then
-	lab_delay_egress 0 # phase siw-tgt's workaround; NFS talks to swiwarp
-	nfs_client_check swiwarp-client "${NFS_MB:-2}"
-elif [ "$LAB_ID" = 3 ]; then
-	nfs_client_check siw-client "${NFS_MB:-2}"
+	nfs_client_check "swiwarp-client-of-siw/v4.2" 4.2 192.0.2.3 "$NFS_MB"
+	nfs_client_check "swiwarp-client-of-siw/v3" 3 192.0.2.3 "$NFS3_MB"
 fi
-lab_barrier phase-nfs 900 || lab_fail "nvmeof/barrier-nfs-g$LAB_ID"
-if [ "$LAB_ID" = 1 ] && [ $nfs_up = 1 ]; then
-	nfs_server_check swiwarp-client
-	nfs_server_check siw-client
-	lab_check "nfsrdma/server-down" nfs_server_down
+lab_barrier phase-nfs-siw 1200 || lab_fail "nvmeof/barrier-nfs-siw-g$LAB_ID"
+if [ "$LAB_ID" = 3 ] && [ $nfs_up = 1 ]; then
+	nfs_server_check "swiwarp-client-of-siw/v4.2" "$NFS_MB"
+	nfs_server_check "swiwarp-client-of-siw/v3" "$NFS3_MB"
+	lab_check "nfsrdma/server-down-g3" nfs_server_down
 fi
+[ "$LAB_ID" != 1 ] && lab_check "nfsrdma/client-done-g$LAB_ID" nfs_client_done
 
 # ---- phase iser: the swiwarp (g2) and the siw (g3) iSER initiator -> LIO's
 # iSER target on swiwarp (g1), at the same time (tests/ulp/iser.sh)
