@@ -220,6 +220,34 @@ _lab_pair_calib() {
 	echo "r^2 ${l##*r^2: } on g$LAB_ID" >"$LAB_SHARED/pair.$b.calib.$LAB_ID"
 }
 
+# lab_cable NIC up|down [TIMEOUT=30]: plug or pull the cable of this
+# guest's NIC (eth0, or eth1 with lab run --nics 2).  The host's lab run
+# does it (serve_cables in tests/lab/lab) with QEMU's set_link: the NIC
+# loses or regains its carrier as with a real cable, which is what a bond's
+# miimon watches.  With two guests the cable joins both, so both ends go;
+# with one or three and more, only this guest's NIC.  Returns once the host
+# has done it (the guests' carrier follows within a moment; wait for what
+# you need to see); non-zero with the reason on stderr otherwise.
+lab_cable() {
+	local nic=$1 state=$2 t=${3:-30} id ans end
+	_lab_cable_seq=$((${_lab_cable_seq:-0} + 1))
+	id=$LAB_ID.$_lab_cable_seq
+	echo "$nic $state" >"$LAB_SHARED/.cable.req.$id" &&
+		mv -f "$LAB_SHARED/.cable.req.$id" "$LAB_SHARED/cable.req.$id" || return 1
+	end=$((SECONDS + t))
+	while [ ! -e "$LAB_SHARED/cable.done.$id" ]; do
+		if [ $SECONDS -ge "$end" ]; then
+			echo "lab_cable $nic $state: no answer from the host within ${t}s" >&2
+			return 1
+		fi
+		lab_nap 0.2
+	done
+	read -r ans <"$LAB_SHARED/cable.done.$id"
+	[ "$ans" = ok ] && return 0
+	echo "lab_cable $nic $state: $ans" >&2
+	return 1
+}
+
 # --- RDMA devices ----------------------------------------------------------
 # Each loader makes one device on eth0 (or on $2 / the netdev given) and
 # waits until it shows up in `rdma link`.  They return 2 when the driver is
