@@ -117,7 +117,8 @@ struct swiwarp_dev {
 	struct swiwarp_stats __percpu *stats;
 	struct net_device *netdev;	/* reference held (dev_hold) */
 	enum ib_port_state port_state;
-	u8 mac[ETH_ALEN];
+	spinlock_t mac_lock;		/* mac: read with swiwarp_dev_mac() */
+	u8 mac[ETH_ALEN];		/* the GID: the netdev's MAC */
 	struct xarray qp_xa;		/* qp_num -> qp */
 	struct xarray mem_xa;		/* stag index -> mem */
 	u32 mem_next;			/* cyclic allocation cursor */
@@ -676,6 +677,7 @@ void swiwarp_rx_cleanup(struct swiwarp_qp *qp);
 int swiwarp_cm_init(void);
 void swiwarp_cm_dev_cleanup(struct swiwarp_dev *sdev);
 void swiwarp_cm_netdev_gone(struct swiwarp_dev *sdev);
+void swiwarp_dev_mac(struct swiwarp_dev *sdev, u8 *mac);
 void swiwarp_cm_exit(void);
 int swiwarp_connect(struct iw_cm_id *id, struct iw_cm_conn_param *p);
 int swiwarp_accept(struct iw_cm_id *id, struct iw_cm_conn_param *p);

@@ -1506,29 +1506,31 @@ static __be16 swiwarp_addr_port(const struct sockaddr_storage *ss)
  * ULP's QP, built on rdma_cm's device, is not on the device that got
  * the request and the accept fails.  Called under rcu_read_lock().
  */
-static bool swiwarp_listen_owns(const struct swiwarp_dev *sdev,
+static bool swiwarp_listen_owns(struct swiwarp_dev *sdev,
 				struct net_device *x)
 {
 	const enum rdma_driver_id swiwarp_id =
 		(enum rdma_driver_id)SWIWARP_DRIVER_ID;
+	u8 mac[ETH_ALEN] __aligned(2), ymac[ETH_ALEN] __aligned(2);
 	struct net_device *y;
 	bool mine = true;
 
+	swiwarp_dev_mac(sdev, mac);
 	/* A netdev without sdev's MAC: its own only (a random MAC). */
-	if (x->addr_len != ETH_ALEN ||
-	    !ether_addr_equal(x->dev_addr, sdev->mac))
+	if (x->addr_len != ETH_ALEN || !ether_addr_equal(x->dev_addr, mac))
 		return x == sdev->netdev;
 	for_each_netdev_rcu(dev_net(x), y) {
 		struct ib_device *ib;
 
 		if (y->addr_len != ETH_ALEN ||
-		    !ether_addr_equal(y->dev_addr, sdev->mac))
+		    !ether_addr_equal(y->dev_addr, mac))
 			continue;
 		ib = ib_device_get_by_netdev(y, swiwarp_id);
 		if (!ib)
 			continue;
+		swiwarp_dev_mac(to_sdev(ib), ymac);
 		if (ib->index < sdev->base.index &&
-		    ether_addr_equal(to_sdev(ib)->mac, sdev->mac))
+		    ether_addr_equal(ymac, mac))
 			mine = false;
 		ib_device_put(ib);
 		if (!mine)

@@ -135,6 +135,34 @@ static void swiwarp_port_event(struct swiwarp_dev *sdev,
 	ib_dispatch_event(&ev);
 }
 
+/* A copy of the device's MAC (its GID), which follows the netdev's. */
+void swiwarp_dev_mac(struct swiwarp_dev *sdev, u8 *mac)
+{
+	spin_lock(&sdev->mac_lock);
+	ether_addr_copy(mac, sdev->mac);
+	spin_unlock(&sdev->mac_lock);
+}
+
+/*
+ * The netdev has a new hardware address (ip link set ... address, or a
+ * bond's failover with fail_over_mac=active, or a bond taking its first
+ * slave's address).  rdma_cm finds an iWARP device by the GID that equals
+ * the netdev's address (cma_acquire_dev_by_src_ip, cma_iw_acquire_dev),
+ * so the GID follows it; the GID_CHANGE event makes the RDMA core's GID
+ * cache read it again.  The node GUID stays: userspace knows the device
+ * by it.
+ */
+static void swiwarp_netdev_changeaddr(struct swiwarp_dev *sdev,
+				      struct net_device *nd)
+{
+	if (nd->addr_len < ETH_ALEN || is_zero_ether_addr(nd->dev_addr))
+		return;
+	spin_lock(&sdev->mac_lock);
+	ether_addr_copy(sdev->mac, nd->dev_addr);
+	spin_unlock(&sdev->mac_lock);
+	swiwarp_port_event(sdev, IB_EVENT_GID_CHANGE);
+}
+
 /* Move every QP of the device to ERROR: the link is gone. */
 static void swiwarp_netdev_down_work(struct work_struct *w)
 {
@@ -202,7 +230,7 @@ static int swiwarp_netdev_event(struct notifier_block *nb,
 		ib_unregister_device_queued(&sdev->base);
 		break;
 	case NETDEV_CHANGEADDR:
-		swiwarp_port_event(sdev, IB_EVENT_GID_CHANGE);
+		swiwarp_netdev_changeaddr(sdev, nd);
 		break;
 	default:
 		break;
@@ -242,6 +270,7 @@ static int swiwarp_newlink(const char *name, struct net_device *nd)
 
 	dev_hold(nd);
 	sdev->netdev = nd;
+	spin_lock_init(&sdev->mac_lock);
 	INIT_WORK(&sdev->netdev_down, swiwarp_netdev_down_work);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&sdev->mem_xa, XA_FLAGS_ALLOC1);

@@ -117,7 +117,7 @@ int swiwarp_query_gid(struct ib_device *ibdev, u32 port, int idx,
 	if (idx != 0)
 		return -EINVAL;
 	memset(gid, 0, sizeof(*gid));
-	memcpy(gid->raw, sdev->mac, ETH_ALEN);
+	swiwarp_dev_mac(sdev, gid->raw);
 	return 0;
 }
 
