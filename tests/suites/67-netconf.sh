@@ -10,7 +10,10 @@
 # link (1500 -> 9000 -> 1500: the old connection keeps moving verified
 # data, new ones follow the new MSS by the device counters); a device of
 # each guest in a network namespace with applications there (part netns,
-# tests/swiwarp/netconf-netns.sh); no listener left and a clean unload at
+# tests/swiwarp/netconf-netns.sh); an active-backup bond over both NICs
+# with swiwarp on bond0, failed over under a connection by pulling the
+# active slave's cable and back (part bond, tests/swiwarp/netconf-bond.sh;
+# the host pulls it: lab_cable); no listener left and a clean unload at
 # the end.  Guest side: tests/swiwarp/netconf-scenario.sh.
 # The lab's dmesg scanner fails the run on any kernel warning.
 set -uo pipefail

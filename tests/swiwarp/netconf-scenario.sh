@@ -22,14 +22,17 @@
 # FPDUs of the new MSS, measured with the device counters.
 # Part netns (tests/swiwarp/netconf-netns.sh) puts a device of each guest
 # into a network namespace, with applications there.
-# NETCONF_PARTS (default "listen v4 specific v6 mtu netns end") picks parts, for
+# Part bond (tests/swiwarp/netconf-bond.sh) makes both NICs the slaves of
+# an active-backup bond0 with swiwarp on it and fails it over (a cable
+# pulled by the host) under a connection, and back.
+# NETCONF_PARTS (default "listen v4 specific v6 mtu netns bond end") picks parts, for
 # debugging.  Each part prints the guest's seconds since boot as it starts
 # (the suite must stay within its time budget).
 source "$LAB_TOP/tests/lab/lib.sh"
 me=g$LAB_ID
 work=$LAB_OUT/netconf
 mkdir -p "$work"
-parts=" ${NETCONF_PARTS:-listen v4 specific v6 mtu netns end} "
+parts=" ${NETCONF_PARTS:-listen v4 specific v6 mtu netns bond end} "
 part() {
 	[[ $parts == *" $1 "* ]] || return 1
 	echo "$me: part $1 at $(cut -d. -f1 /proc/uptime) s"
@@ -268,25 +271,58 @@ fi
 # 65000-byte pings carry one or two small control FPDUs each (Sends, the
 # Read Request), so the mean stays a little under the largest payload:
 # 1428 (MSS 1448: timestamps) at 1500, 8916 at 9000.
+# An old connection (parts mtu and bond): an endless rping, guest 2 the
+# client, PID $opid, output in $work/$otag-old.log and .err.
+old_pings() { grep -c '^ping data: ' "$work/$otag-old.log" 2>/dev/null; }
+# old_moves WHEN: guest 2 checks that the old connection's pings go on
+old_moves() {
+	local n0 n1 t
+	[ "$i" = 2 ] || return 0
+	n0=$(old_pings)
+	for t in $(seq 100); do
+		n1=$(old_pings)
+		[ "$n1" -ge $((n0 + 5)) ] && break
+		sleep 0.2
+	done
+	if [ "$n1" -ge $((n0 + 5)) ] && kill -0 "$opid" 2>/dev/null; then
+		lab_pass "netconf/$otag-old-conn-$1 ($n0 -> $n1 pings)"
+	else
+		lab_fail "netconf/$otag-old-conn-$1" "old rping: $n0 -> $n1 pings in 20 s$(kill -0 "$opid" 2>/dev/null || echo ', the client exited'): $(grep -v 'ping data' "$work/$otag-old.err" | tail -n 2 | tr '\n' ' ' | cut -c1-200)"
+	fi
+}
+# old_start ADDR PORT: the old connection's server (guest 1) and client
+old_start() {
+	if [ "$i" = 1 ]; then
+		stdbuf -oL rping -s -a "$1" -p "$2" -V -v -S 200 >"$work/$otag-old-server.log" 2>&1 &
+		opid=$!
+		lab_wait_listen "$2" 30 || lab_fail "netconf/$otag-old-listen" "nothing listens on port $2"
+	fi
+	lab_barrier "$otag-old-listen" 200
+	if [ "$i" = 2 ]; then
+		stdbuf -oL rping -c -a "$1" -p "$2" -V -v -S 200 >"$work/$otag-old.log" 2>"$work/$otag-old.err" &
+		opid=$!
+	fi
+}
+# old_stop: the client stops and checks every ping's data, then the server
+old_stop() {
+	local why
+	lab_barrier "$otag-end" 200
+	if [ "$i" = 2 ]; then
+		kill "$opid" 2>/dev/null
+		wait "$opid" 2>/dev/null
+		why=$(rping_log_why "$work/$otag-old.log" "$(old_pings)" 200 "ping data: ")
+		if [ -z "$why" ]; then lab_pass "netconf/$otag-old-conn-verified ($(old_pings) pings)"
+		else lab_fail "netconf/$otag-old-conn-verified" "$why"; fi
+	fi
+	lab_barrier "$otag-old-stopped" 200
+	if [ "$i" = 1 ]; then
+		kill "$opid" 2>/dev/null
+		wait "$opid" 2>/dev/null
+	fi
+}
+
 if part mtu; then
-	opid= oport=7180
-	old_pings() { grep -c '^ping data: ' "$work/mtu-old.log" 2>/dev/null; }
-	# old_moves WHEN: guest 2 checks that the old connection's pings go on
-	old_moves() {
-		local n0 n1 t
-		[ "$i" = 2 ] || return 0
-		n0=$(old_pings)
-		for t in $(seq 100); do
-			n1=$(old_pings)
-			[ "$n1" -ge $((n0 + 5)) ] && break
-			sleep 0.2
-		done
-		if [ "$n1" -ge $((n0 + 5)) ] && kill -0 "$opid" 2>/dev/null; then
-			lab_pass "netconf/mtu-old-conn-$1 ($n0 -> $n1 pings)"
-		else
-			lab_fail "netconf/mtu-old-conn-$1" "old rping: $n0 -> $n1 pings in 20 s$(kill -0 "$opid" 2>/dev/null || echo ', the client exited'): $(grep -v 'ping data' "$work/mtu-old.err" | tail -n 2 | tr '\n' ' ' | cut -c1-200)"
-		fi
-	}
+	opid= oport=7180 otag=mtu
 	# set_mtu MTU: on both guests, the old connection still up
 	set_mtu() {
 		lab_barrier "mtu-set-$1" 200
@@ -321,16 +357,7 @@ if part mtu; then
 			lab_fail "netconf/mtu-$mtu-fpdu-size-$me" "${b:-?} B in ${f:-?} FPDUs$([ "${f:-0}" -gt 0 ] && echo ": $((b / f)) B each"), want at least 1 MiB at more than $lo and at most $hi B each"
 		fi
 	}
-	if [ "$i" = 1 ]; then
-		stdbuf -oL rping -s -a 192.0.2.1 -p $oport -V -v -S 200 >"$work/mtu-old-server.log" 2>&1 &
-		opid=$!
-		lab_wait_listen $oport 30 || lab_fail netconf/mtu-old-listen "nothing listens on port $oport"
-	fi
-	lab_barrier mtu-old-listen 200
-	if [ "$i" = 2 ]; then
-		stdbuf -oL rping -c -a 192.0.2.1 -p $oport -V -v -S 200 >"$work/mtu-old.log" 2>"$work/mtu-old.err" &
-		opid=$!
-	fi
+	old_start 192.0.2.1 $oport
 	old_moves at-1500
 	set_mtu 9000
 	old_moves at-9000
@@ -340,25 +367,19 @@ if part mtu; then
 	old_moves back-at-1500
 	new_conn 1500 1200 1448
 	old_moves after-1500-conn
-	lab_barrier mtu-end 200
-	if [ "$i" = 2 ]; then
-		kill "$opid" 2>/dev/null
-		wait "$opid" 2>/dev/null
-		why=$(rping_log_why "$work/mtu-old.log" "$(old_pings)" 200 "ping data: ")
-		if [ -z "$why" ]; then lab_pass "netconf/mtu-old-conn-verified ($(old_pings) pings)"
-		else lab_fail netconf/mtu-old-conn-verified "$why"; fi
-	fi
-	lab_barrier mtu-old-stopped 200
-	if [ "$i" = 1 ]; then
-		kill "$opid" 2>/dev/null
-		wait "$opid" 2>/dev/null
-	fi
+	old_stop
 fi
 
 # ------------------------------------------ devices in network namespaces
 if part netns; then
 	# shellcheck source=tests/swiwarp/netconf-netns.sh
 	source "$LAB_TOP/tests/swiwarp/netconf-netns.sh"
+fi
+
+# ------------------------------------------- an active-backup bond
+if part bond; then
+	# shellcheck source=tests/swiwarp/netconf-bond.sh
+	source "$LAB_TOP/tests/swiwarp/netconf-bond.sh"
 fi
 
 # ------------------------------------------- nothing left, clean unload
