@@ -35,6 +35,16 @@
 
 #define IWARP_DDP_TAGGED_HDR_LEN 14
 #define IWARP_DDP_UNTAGGED_HDR_LEN 18
+/* The shorter (tagged) header: no DDP segment is shorter than this. */
+#define IWARP_DDP_MIN_HDR_LEN IWARP_DDP_TAGGED_HDR_LEN
+/* Field offsets from the start of the DDP segment. */
+#define IWARP_DDP_CTRL_OFF 0
+#define IWARP_DDP_RSVDULP_OFF 1
+#define IWARP_DDP_STAG_OFF 2	/* tagged */
+#define IWARP_DDP_TO_OFF 6	/* tagged */
+#define IWARP_DDP_QN_OFF 6	/* untagged */
+#define IWARP_DDP_MSN_OFF 10	/* untagged */
+#define IWARP_DDP_MO_OFF 14	/* untagged */
 /* RsvdULP octets: 1 in the tagged header, 5 in the untagged one. */
 #define IWARP_DDP_TAGGED_RSVDULP_LEN 1
 #define IWARP_DDP_UNTAGGED_RSVDULP_LEN 5
@@ -85,6 +95,7 @@ static inline int iwarp_ddp_hdr_parse(const uint8_t *buf, size_t len,
 				      struct iwarp_ddp_hdr *out)
 {
 	uint32_t hlen;
+	uint8_t ctrl;
 	size_t i;
 
 	out->tagged = false;
@@ -100,24 +111,25 @@ static inline int iwarp_ddp_hdr_parse(const uint8_t *buf, size_t len,
 	out->mo = 0;
 	if (len < 1)
 		return IWARP_ERR_TRUNCATED;
-	out->tagged = (buf[0] & IWARP_DDP_FLAG_TAGGED) != 0;
-	out->last = (buf[0] & IWARP_DDP_FLAG_LAST) != 0;
-	out->rsvd = (uint8_t)((buf[0] & IWARP_DDP_RSVD_MASK) >>
+	ctrl = buf[IWARP_DDP_CTRL_OFF];
+	out->tagged = (ctrl & IWARP_DDP_FLAG_TAGGED) != 0;
+	out->last = (ctrl & IWARP_DDP_FLAG_LAST) != 0;
+	out->rsvd = (uint8_t)((ctrl & IWARP_DDP_RSVD_MASK) >>
 			      IWARP_DDP_RSVD_SHIFT);
-	out->dv = buf[0] & IWARP_DDP_DV_MASK;
+	out->dv = ctrl & IWARP_DDP_DV_MASK;
 	hlen = iwarp_ddp_hdr_len(out->tagged);
 	if (len < hlen)
 		return IWARP_ERR_TRUNCATED;
 	if (out->tagged) {
-		out->rsvdulp[0] = buf[1];
-		out->stag = iwarp_get_be32(buf + 2);
-		out->to = iwarp_get_be64(buf + 6);
+		out->rsvdulp[0] = buf[IWARP_DDP_RSVDULP_OFF];
+		out->stag = iwarp_get_be32(buf + IWARP_DDP_STAG_OFF);
+		out->to = iwarp_get_be64(buf + IWARP_DDP_TO_OFF);
 	} else {
 		for (i = 0; i < IWARP_DDP_UNTAGGED_RSVDULP_LEN; i++)
-			out->rsvdulp[i] = buf[1 + i];
-		out->qn = iwarp_get_be32(buf + 6);
-		out->msn = iwarp_get_be32(buf + 10);
-		out->mo = iwarp_get_be32(buf + 14);
+			out->rsvdulp[i] = buf[IWARP_DDP_RSVDULP_OFF + i];
+		out->qn = iwarp_get_be32(buf + IWARP_DDP_QN_OFF);
+		out->msn = iwarp_get_be32(buf + IWARP_DDP_MSN_OFF);
+		out->mo = iwarp_get_be32(buf + IWARP_DDP_MO_OFF);
 	}
 	if (out->dv != IWARP_DDP_VERSION)
 		return IWARP_ERR_BAD_VERSION;
@@ -144,17 +156,17 @@ static inline int iwarp_ddp_hdr_encode(const struct iwarp_ddp_hdr *hdr,
 	ctrl |= (uint8_t)((hdr->rsvd << IWARP_DDP_RSVD_SHIFT) &
 			  IWARP_DDP_RSVD_MASK);
 	ctrl |= hdr->dv & IWARP_DDP_DV_MASK;
-	out[0] = ctrl;
+	out[IWARP_DDP_CTRL_OFF] = ctrl;
 	if (hdr->tagged) {
-		out[1] = hdr->rsvdulp[0];
-		iwarp_put_be32(out + 2, hdr->stag);
-		iwarp_put_be64(out + 6, hdr->to);
+		out[IWARP_DDP_RSVDULP_OFF] = hdr->rsvdulp[0];
+		iwarp_put_be32(out + IWARP_DDP_STAG_OFF, hdr->stag);
+		iwarp_put_be64(out + IWARP_DDP_TO_OFF, hdr->to);
 	} else {
 		for (i = 0; i < IWARP_DDP_UNTAGGED_RSVDULP_LEN; i++)
-			out[1 + i] = hdr->rsvdulp[i];
-		iwarp_put_be32(out + 6, hdr->qn);
-		iwarp_put_be32(out + 10, hdr->msn);
-		iwarp_put_be32(out + 14, hdr->mo);
+			out[IWARP_DDP_RSVDULP_OFF + i] = hdr->rsvdulp[i];
+		iwarp_put_be32(out + IWARP_DDP_QN_OFF, hdr->qn);
+		iwarp_put_be32(out + IWARP_DDP_MSN_OFF, hdr->msn);
+		iwarp_put_be32(out + IWARP_DDP_MO_OFF, hdr->mo);
 	}
 	return (int)hlen;
 }

@@ -40,6 +40,12 @@
 #define IWARP_MPA_MARKER_PERIOD 512
 #define IWARP_MPA_MARKER_LEN 4
 #define IWARP_MPA_MARKER_PTR_MAX 0xffff
+/* The two halves of a marker: Reserved, then FPDUPTR. */
+#define IWARP_MPA_MARKER_RSVD_LEN 2
+#define IWARP_MPA_MARKER_PTR_OFF 2
+#define IWARP_MPA_MARKER_PTR_LEN 2
+/* Receivers treat the two low bits of FPDUPTR as zero. */
+#define IWARP_MPA_MARKER_PTR_IGNORED 0x3U
 
 /* Wire offset (from fpdu_start) of the first marker at or after it. */
 static inline uint32_t iwarp_marker_first_offset(uint32_t base,
@@ -132,7 +138,8 @@ static inline int iwarp_markers_insert(uint32_t base, uint32_t fpdu_start,
 			if (w > IWARP_MPA_MARKER_PTR_MAX)
 				return IWARP_ERR_TOO_LONG;
 			iwarp_put_be16(out + w, 0);
-			iwarp_put_be16(out + w + 2, (uint16_t)w);
+			iwarp_put_be16(out + w + IWARP_MPA_MARKER_PTR_OFF,
+				       (uint16_t)w);
 			w += IWARP_MPA_MARKER_LEN;
 			m += IWARP_MPA_MARKER_PERIOD;
 		}
@@ -192,8 +199,9 @@ static inline int iwarp_markers_strip(uint32_t base, uint32_t fpdu_start,
 		if (w == m) {
 			if (wire_len - w < IWARP_MPA_MARKER_LEN)
 				return IWARP_ERR_TRUNCATED;
-			ptr = iwarp_get_be16(wire + w + 2);
-			if ((uint32_t)(ptr & ~3U) != w)
+			ptr = iwarp_get_be16(wire + w +
+					     IWARP_MPA_MARKER_PTR_OFF);
+			if ((uint32_t)(ptr & ~IWARP_MPA_MARKER_PTR_IGNORED) != w)
 				return IWARP_ERR_MARKER;
 			/* Markers before the CRC field are CRC-covered. */
 			crc = iwarp_crc32c_update(crc, wire + w,

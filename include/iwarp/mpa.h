@@ -64,6 +64,10 @@
 #define IWARP_MPA_KEY_REP "MPA ID Rep Frame"
 /* Key + flags/rev byte pair + PD_Length. */
 #define IWARP_MPA_RR_HDR_LEN 20
+/* Field offsets in a Request/Reply (the key is at 0). */
+#define IWARP_MPA_RR_FLAGS_OFF 16 /* M C R E Res */
+#define IWARP_MPA_RR_REV_OFF 17
+#define IWARP_MPA_RR_PDLEN_OFF 18
 /* RFC 5044 section 7.1: private data is limited to 512 octets. */
 #define IWARP_MPA_MAX_PDATA 512
 /* RFC 6581 section 5: IRD/ORD word at the start of private data. */
@@ -140,6 +144,23 @@ struct iwarp_mpa_rr {
 #define IWARP_MPA_PARSE_IGNORE_RESERVED 0x1 /* accept set Res bits */
 
 /*
+ * Which key starts buf: IWARP_MPA_REQUEST, IWARP_MPA_REPLY, or 0 for
+ * neither (or fewer than IWARP_MPA_KEY_LEN octets).
+ */
+static inline int iwarp_mpa_key_kind(const uint8_t *buf, size_t len)
+{
+	if (len < IWARP_MPA_KEY_LEN)
+		return 0;
+	if (iwarp_bytes_equal(buf, (const uint8_t *)IWARP_MPA_KEY_REQ,
+			      IWARP_MPA_KEY_LEN))
+		return IWARP_MPA_REQUEST;
+	if (iwarp_bytes_equal(buf, (const uint8_t *)IWARP_MPA_KEY_REP,
+			      IWARP_MPA_KEY_LEN))
+		return IWARP_MPA_REPLY;
+	return 0;
+}
+
+/*
  * Length of the whole frame starting at buf, or IWARP_ERR_TRUNCATED if
  * fewer than IWARP_MPA_RR_HDR_LEN octets are available.  Lets a receiver
  * know how much to wait for before calling the parser.
@@ -148,7 +169,8 @@ static inline int iwarp_mpa_rr_frame_len(const uint8_t *buf, size_t len)
 {
 	if (len < IWARP_MPA_RR_HDR_LEN)
 		return IWARP_ERR_TRUNCATED;
-	return IWARP_MPA_RR_HDR_LEN + iwarp_get_be16(buf + 18);
+	return IWARP_MPA_RR_HDR_LEN +
+	       iwarp_get_be16(buf + IWARP_MPA_RR_PDLEN_OFF);
 }
 
 /*
@@ -190,18 +212,13 @@ static inline int iwarp_mpa_rr_parse_ex(const uint8_t *buf, size_t len,
 
 	if (len < IWARP_MPA_RR_HDR_LEN)
 		return IWARP_ERR_TRUNCATED;
-	if (iwarp_bytes_equal(buf, (const uint8_t *)IWARP_MPA_KEY_REQ,
-			      IWARP_MPA_KEY_LEN))
-		out->kind = IWARP_MPA_REQUEST;
-	else if (iwarp_bytes_equal(buf, (const uint8_t *)IWARP_MPA_KEY_REP,
-				   IWARP_MPA_KEY_LEN))
-		out->kind = IWARP_MPA_REPLY;
-	else
+	out->kind = (uint8_t)iwarp_mpa_key_kind(buf, len);
+	if (!out->kind)
 		return IWARP_ERR_BAD_KEY;
 
-	bits = buf[16];
-	out->rev = buf[17];
-	pd_len = iwarp_get_be16(buf + 18);
+	bits = buf[IWARP_MPA_RR_FLAGS_OFF];
+	out->rev = buf[IWARP_MPA_RR_REV_OFF];
+	pd_len = iwarp_get_be16(buf + IWARP_MPA_RR_PDLEN_OFF);
 	out->pd_len = pd_len;
 	out->markers = (bits & IWARP_MPA_FLAG_M) != 0;
 	out->crc = (bits & IWARP_MPA_FLAG_C) != 0;
@@ -315,9 +332,10 @@ static inline int iwarp_mpa_rr_encode(const struct iwarp_mpa_rr *rr,
 		bits |= IWARP_MPA_FLAG_R;
 	if (rr->enhanced)
 		bits |= IWARP_MPA_FLAG_E;
-	out[16] = bits;
-	out[17] = rr->rev;
-	iwarp_put_be16(out + 18, (uint16_t)(total - IWARP_MPA_RR_HDR_LEN));
+	out[IWARP_MPA_RR_FLAGS_OFF] = bits;
+	out[IWARP_MPA_RR_REV_OFF] = rr->rev;
+	iwarp_put_be16(out + IWARP_MPA_RR_PDLEN_OFF,
+		       (uint16_t)(total - IWARP_MPA_RR_HDR_LEN));
 	pd = out + IWARP_MPA_RR_HDR_LEN;
 	if (rr->enhanced) {
 		ird_half = rr->ird;

@@ -54,6 +54,12 @@
 #define IWARP_RDMAP_RSVD_SHIFT 4
 #define IWARP_RDMAP_RSVD_MASK 0x30
 #define IWARP_RDMAP_OPCODE_MASK 0x0f
+/* Offsets from the start of the DDP segment: RDMAP's control octet is
+ * the first RsvdULP octet; an untagged segment's RsvdULP[1..4] holds the
+ * Invalidate STag of the Send with Invalidate variants.
+ */
+#define IWARP_RDMAP_CTRL_OFF IWARP_DDP_RSVDULP_OFF
+#define IWARP_RDMAP_INVAL_STAG_OFF (IWARP_DDP_RSVDULP_OFF + 1)
 
 enum iwarp_rdmap_opcode {
 	IWARP_OP_WRITE = 0x0,
@@ -71,9 +77,17 @@ enum iwarp_rdmap_opcode {
 };
 
 #define IWARP_RDMAP_READ_REQ_LEN 28
+/* Read Request field offsets from the start of the RDMAP header. */
+#define IWARP_RDMAP_RR_SINK_STAG_OFF 0
+#define IWARP_RDMAP_RR_SINK_TO_OFF 4
+#define IWARP_RDMAP_RR_SIZE_OFF 12
+#define IWARP_RDMAP_RR_SRC_STAG_OFF 16
+#define IWARP_RDMAP_RR_SRC_TO_OFF 20
 #define IWARP_RDMAP_TERM_CTRL_LEN 4
 #define IWARP_RDMAP_TERM_SEGLEN_LEN 2
 #define IWARP_RDMAP_IMMEDIATE_LEN 8
+/* The swiwarp flag word of an Immediate Data message (below). */
+#define IWARP_RDMAP_IMM_FLAGS_OFF 4
 /*
  * swiwarp convention, between swiwarp peers that negotiated RFC 7306 in
  * the MPA exchange only: octets 4-7 of an Immediate Data message (opcode
@@ -86,6 +100,23 @@ enum iwarp_rdmap_opcode {
 #define IWARP_IMM_FLAG_SEND_FOLLOWS 0x00000001u
 #define IWARP_RDMAP_ATOMIC_REQ_LEN 52
 #define IWARP_RDMAP_ATOMIC_RESP_LEN 12
+/* Atomic Request field offsets from the start of the RDMAP header; the
+ * first word is 28 reserved bits and the 4-bit AOpCode.
+ */
+#define IWARP_RDMAP_AREQ_AOP_OFF 0
+#define IWARP_RDMAP_AREQ_REQID_OFF 4
+#define IWARP_RDMAP_AREQ_STAG_OFF 8
+#define IWARP_RDMAP_AREQ_TO_OFF 12
+#define IWARP_RDMAP_AREQ_ADD_SWAP_OFF 20
+#define IWARP_RDMAP_AREQ_ADD_SWAP_MASK_OFF 28
+#define IWARP_RDMAP_AREQ_CMP_OFF 36
+#define IWARP_RDMAP_AREQ_CMP_MASK_OFF 44
+#define IWARP_RDMAP_AREQ_AOP_MASK 0x0000000fU
+#define IWARP_RDMAP_AREQ_RSVD_MASK 0xfffffff0U
+#define IWARP_RDMAP_AREQ_RSVD_SHIFT 4
+/* Atomic Response field offsets. */
+#define IWARP_RDMAP_ARESP_REQID_OFF 0
+#define IWARP_RDMAP_ARESP_VALUE_OFF 4
 
 /*
  * RFC 7306 Atomic Request operation codes (AOpCode), as the IANA RDDP
@@ -176,6 +207,26 @@ static inline bool iwarp_rdmap_op_invalidates(unsigned int op)
 	       op == IWARP_OP_SEND_SE_INVALIDATE;
 }
 
+/*
+ * Opcodes whose segments carry ULP payload after their headers: Write,
+ * Read Response and the four Sends.  The others end with their RDMAP
+ * header (Immediate Data and atomics carry their operands in it).
+ */
+static inline bool iwarp_rdmap_op_has_payload(unsigned int op)
+{
+	switch (op) {
+	case IWARP_OP_WRITE:
+	case IWARP_OP_READ_RESPONSE:
+	case IWARP_OP_SEND:
+	case IWARP_OP_SEND_INVALIDATE:
+	case IWARP_OP_SEND_SE:
+	case IWARP_OP_SEND_SE_INVALIDATE:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* ---- Terminate (RFC 5040 section 4.8 and section 7) --------------- */
 
 enum iwarp_term_layer {
@@ -206,7 +257,13 @@ enum iwarp_term_layer {
 #define IWARP_TERM_RDMAP_CANNOT_INVALIDATE 0x09	  /* both */
 #define IWARP_TERM_RDMAP_UNSPECIFIED 0xff	  /* both */
 
-/* Terminate control word bits. */
+/* Terminate control word: Layer, EType and ErrCode fields, then bits. */
+#define IWARP_TERM_LAYER_SHIFT 28
+#define IWARP_TERM_LAYER_MASK 0xf0000000U
+#define IWARP_TERM_ETYPE_SHIFT 24
+#define IWARP_TERM_ETYPE_MASK 0x0f000000U
+#define IWARP_TERM_ECODE_SHIFT 16
+#define IWARP_TERM_ECODE_MASK 0x00ff0000U
 #define IWARP_TERM_FLAG_M 0x8000 /* DDP Segment Length field valid */
 #define IWARP_TERM_FLAG_D 0x4000 /* terminated DDP header included */
 #define IWARP_TERM_FLAG_R 0x2000 /* terminated RDMAP header included */
@@ -259,9 +316,12 @@ static inline int iwarp_term_parse(const uint8_t *buf, size_t len,
 	if (len < IWARP_RDMAP_TERM_CTRL_LEN)
 		return IWARP_ERR_TRUNCATED;
 	ctrl = iwarp_get_be32(buf);
-	out->layer = (uint8_t)(ctrl >> 28);
-	out->etype = (uint8_t)((ctrl >> 24) & 0xf);
-	out->ecode = (uint8_t)(ctrl >> 16);
+	out->layer = (uint8_t)((ctrl & IWARP_TERM_LAYER_MASK) >>
+			       IWARP_TERM_LAYER_SHIFT);
+	out->etype = (uint8_t)((ctrl & IWARP_TERM_ETYPE_MASK) >>
+			       IWARP_TERM_ETYPE_SHIFT);
+	out->ecode = (uint8_t)((ctrl & IWARP_TERM_ECODE_MASK) >>
+			       IWARP_TERM_ECODE_SHIFT);
 	out->flag_m = (ctrl & IWARP_TERM_FLAG_M) != 0;
 	out->flag_d = (ctrl & IWARP_TERM_FLAG_D) != 0;
 	out->flag_r = (ctrl & IWARP_TERM_FLAG_R) != 0;
@@ -335,8 +395,10 @@ static inline int iwarp_term_encode(const struct iwarp_term *t, uint8_t *out,
 		return IWARP_ERR_INVAL;
 	if (cap < n)
 		return IWARP_ERR_NOSPACE;
-	ctrl = ((uint32_t)t->layer << 28) | ((uint32_t)t->etype << 24) |
-	       ((uint32_t)t->ecode << 16) | (t->rsvd & IWARP_TERM_RSVD_MASK);
+	ctrl = ((uint32_t)t->layer << IWARP_TERM_LAYER_SHIFT) |
+	       ((uint32_t)t->etype << IWARP_TERM_ETYPE_SHIFT) |
+	       ((uint32_t)t->ecode << IWARP_TERM_ECODE_SHIFT) |
+	       (t->rsvd & IWARP_TERM_RSVD_MASK);
 	if (t->flag_m)
 		ctrl |= IWARP_TERM_FLAG_M;
 	if (t->flag_d)
@@ -608,6 +670,7 @@ static inline int iwarp_rdmap_parse(const uint8_t *buf, size_t len,
 {
 	const struct iwarp_rdmap_opinfo *info;
 	const uint8_t *p;
+	uint32_t word;
 	size_t rest;
 	int rc;
 
@@ -643,11 +706,14 @@ static inline int iwarp_rdmap_parse(const uint8_t *buf, size_t len,
 		return IWARP_ERR_TRUNCATED;
 	switch (out->opcode) {
 	case IWARP_OP_READ_REQUEST:
-		out->rreq.sink_stag = iwarp_get_be32(p);
-		out->rreq.sink_to = iwarp_get_be64(p + 4);
-		out->rreq.size = iwarp_get_be32(p + 12);
-		out->rreq.src_stag = iwarp_get_be32(p + 16);
-		out->rreq.src_to = iwarp_get_be64(p + 20);
+		out->rreq.sink_stag =
+			iwarp_get_be32(p + IWARP_RDMAP_RR_SINK_STAG_OFF);
+		out->rreq.sink_to =
+			iwarp_get_be64(p + IWARP_RDMAP_RR_SINK_TO_OFF);
+		out->rreq.size = iwarp_get_be32(p + IWARP_RDMAP_RR_SIZE_OFF);
+		out->rreq.src_stag =
+			iwarp_get_be32(p + IWARP_RDMAP_RR_SRC_STAG_OFF);
+		out->rreq.src_to = iwarp_get_be64(p + IWARP_RDMAP_RR_SRC_TO_OFF);
 		break;
 	case IWARP_OP_TERMINATE:
 		rc = iwarp_term_parse(p, rest, &out->term);
@@ -660,19 +726,25 @@ static inline int iwarp_rdmap_parse(const uint8_t *buf, size_t len,
 		out->immediate = iwarp_get_be64(p);
 		break;
 	case IWARP_OP_ATOMIC_REQUEST:
-		out->areq.rsvd = iwarp_get_be32(p) >> 4;
-		out->areq.aopcode = p[3] & 0xf;
-		out->areq.req_id = iwarp_get_be32(p + 4);
-		out->areq.stag = iwarp_get_be32(p + 8);
-		out->areq.to = iwarp_get_be64(p + 12);
-		out->areq.add_swap = iwarp_get_be64(p + 20);
-		out->areq.add_swap_mask = iwarp_get_be64(p + 28);
-		out->areq.compare = iwarp_get_be64(p + 36);
-		out->areq.compare_mask = iwarp_get_be64(p + 44);
+		word = iwarp_get_be32(p + IWARP_RDMAP_AREQ_AOP_OFF);
+		out->areq.rsvd = word >> IWARP_RDMAP_AREQ_RSVD_SHIFT;
+		out->areq.aopcode = (uint8_t)(word & IWARP_RDMAP_AREQ_AOP_MASK);
+		out->areq.req_id = iwarp_get_be32(p + IWARP_RDMAP_AREQ_REQID_OFF);
+		out->areq.stag = iwarp_get_be32(p + IWARP_RDMAP_AREQ_STAG_OFF);
+		out->areq.to = iwarp_get_be64(p + IWARP_RDMAP_AREQ_TO_OFF);
+		out->areq.add_swap =
+			iwarp_get_be64(p + IWARP_RDMAP_AREQ_ADD_SWAP_OFF);
+		out->areq.add_swap_mask =
+			iwarp_get_be64(p + IWARP_RDMAP_AREQ_ADD_SWAP_MASK_OFF);
+		out->areq.compare = iwarp_get_be64(p + IWARP_RDMAP_AREQ_CMP_OFF);
+		out->areq.compare_mask =
+			iwarp_get_be64(p + IWARP_RDMAP_AREQ_CMP_MASK_OFF);
 		break;
 	case IWARP_OP_ATOMIC_RESPONSE:
-		out->aresp.req_id = iwarp_get_be32(p);
-		out->aresp.orig_value = iwarp_get_be64(p + 4);
+		out->aresp.req_id =
+			iwarp_get_be32(p + IWARP_RDMAP_ARESP_REQID_OFF);
+		out->aresp.orig_value =
+			iwarp_get_be64(p + IWARP_RDMAP_ARESP_VALUE_OFF);
 		break;
 	default:
 		break;
@@ -728,11 +800,14 @@ static inline int iwarp_rdmap_encode(const struct iwarp_rdmap_msg *msg,
 	p = out + rc;
 	switch (msg->opcode) {
 	case IWARP_OP_READ_REQUEST:
-		iwarp_put_be32(p, msg->rreq.sink_stag);
-		iwarp_put_be64(p + 4, msg->rreq.sink_to);
-		iwarp_put_be32(p + 12, msg->rreq.size);
-		iwarp_put_be32(p + 16, msg->rreq.src_stag);
-		iwarp_put_be64(p + 20, msg->rreq.src_to);
+		iwarp_put_be32(p + IWARP_RDMAP_RR_SINK_STAG_OFF,
+			       msg->rreq.sink_stag);
+		iwarp_put_be64(p + IWARP_RDMAP_RR_SINK_TO_OFF,
+			       msg->rreq.sink_to);
+		iwarp_put_be32(p + IWARP_RDMAP_RR_SIZE_OFF, msg->rreq.size);
+		iwarp_put_be32(p + IWARP_RDMAP_RR_SRC_STAG_OFF,
+			       msg->rreq.src_stag);
+		iwarp_put_be64(p + IWARP_RDMAP_RR_SRC_TO_OFF, msg->rreq.src_to);
 		break;
 	case IWARP_OP_TERMINATE:
 		rc = iwarp_term_encode(&msg->term, p, cap - (size_t)rc);
@@ -744,19 +819,25 @@ static inline int iwarp_rdmap_encode(const struct iwarp_rdmap_msg *msg,
 		iwarp_put_be64(p, msg->immediate);
 		break;
 	case IWARP_OP_ATOMIC_REQUEST:
-		iwarp_put_be32(p, (msg->areq.rsvd << 4) |
-				  (msg->areq.aopcode & 0xfU));
-		iwarp_put_be32(p + 4, msg->areq.req_id);
-		iwarp_put_be32(p + 8, msg->areq.stag);
-		iwarp_put_be64(p + 12, msg->areq.to);
-		iwarp_put_be64(p + 20, msg->areq.add_swap);
-		iwarp_put_be64(p + 28, msg->areq.add_swap_mask);
-		iwarp_put_be64(p + 36, msg->areq.compare);
-		iwarp_put_be64(p + 44, msg->areq.compare_mask);
+		iwarp_put_be32(p + IWARP_RDMAP_AREQ_AOP_OFF,
+			       (msg->areq.rsvd << IWARP_RDMAP_AREQ_RSVD_SHIFT) |
+			       (msg->areq.aopcode & IWARP_RDMAP_AREQ_AOP_MASK));
+		iwarp_put_be32(p + IWARP_RDMAP_AREQ_REQID_OFF, msg->areq.req_id);
+		iwarp_put_be32(p + IWARP_RDMAP_AREQ_STAG_OFF, msg->areq.stag);
+		iwarp_put_be64(p + IWARP_RDMAP_AREQ_TO_OFF, msg->areq.to);
+		iwarp_put_be64(p + IWARP_RDMAP_AREQ_ADD_SWAP_OFF,
+			       msg->areq.add_swap);
+		iwarp_put_be64(p + IWARP_RDMAP_AREQ_ADD_SWAP_MASK_OFF,
+			       msg->areq.add_swap_mask);
+		iwarp_put_be64(p + IWARP_RDMAP_AREQ_CMP_OFF, msg->areq.compare);
+		iwarp_put_be64(p + IWARP_RDMAP_AREQ_CMP_MASK_OFF,
+			       msg->areq.compare_mask);
 		break;
 	case IWARP_OP_ATOMIC_RESPONSE:
-		iwarp_put_be32(p, msg->aresp.req_id);
-		iwarp_put_be64(p + 4, msg->aresp.orig_value);
+		iwarp_put_be32(p + IWARP_RDMAP_ARESP_REQID_OFF,
+			       msg->aresp.req_id);
+		iwarp_put_be64(p + IWARP_RDMAP_ARESP_VALUE_OFF,
+			       msg->aresp.orig_value);
 		break;
 	default:
 		break;

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <random>
+#include <set>
 #include <vector>
 
 #include <iwarp/rdmap.h>
@@ -442,4 +443,103 @@ TEST(Terminate, ReservedBitsReportedAndKept)
 	uint8_t out[4];
 	ASSERT_EQ(iwarp_term_encode(&t, out, 4), 4);
 	EXPECT_EQ(0, memcmp(out, b, 4));
+}
+
+// The named field offsets the dissector reads with, against the layouts of
+// RFC 5041 section 5.2/5.3, RFC 5040 section 4 and RFC 7306 section 4
+// written out here as plain numbers, and each header's last field ending
+// where its length says.
+TEST(Offsets, MatchTheRfcLayouts)
+{
+	EXPECT_EQ(IWARP_DDP_CTRL_OFF, 0);
+	EXPECT_EQ(IWARP_DDP_RSVDULP_OFF, 1);
+	EXPECT_EQ(IWARP_DDP_STAG_OFF, 2);
+	EXPECT_EQ(IWARP_DDP_TO_OFF, 6);
+	EXPECT_EQ(IWARP_DDP_TO_OFF + 8, IWARP_DDP_TAGGED_HDR_LEN);
+	EXPECT_EQ(IWARP_DDP_QN_OFF, 6);
+	EXPECT_EQ(IWARP_DDP_MSN_OFF, 10);
+	EXPECT_EQ(IWARP_DDP_MO_OFF, 14);
+	EXPECT_EQ(IWARP_DDP_MO_OFF + 4, IWARP_DDP_UNTAGGED_HDR_LEN);
+	EXPECT_EQ(IWARP_DDP_MIN_HDR_LEN, 14);
+	EXPECT_EQ(IWARP_RDMAP_CTRL_OFF, 1);
+	EXPECT_EQ(IWARP_RDMAP_INVAL_STAG_OFF, 2);
+
+	EXPECT_EQ(IWARP_RDMAP_RR_SINK_STAG_OFF, 0);
+	EXPECT_EQ(IWARP_RDMAP_RR_SINK_TO_OFF, 4);
+	EXPECT_EQ(IWARP_RDMAP_RR_SIZE_OFF, 12);
+	EXPECT_EQ(IWARP_RDMAP_RR_SRC_STAG_OFF, 16);
+	EXPECT_EQ(IWARP_RDMAP_RR_SRC_TO_OFF, 20);
+	EXPECT_EQ(IWARP_RDMAP_RR_SRC_TO_OFF + 8, IWARP_RDMAP_READ_REQ_LEN);
+
+	EXPECT_EQ(IWARP_RDMAP_IMM_FLAGS_OFF + 4, IWARP_RDMAP_IMMEDIATE_LEN);
+
+	EXPECT_EQ(IWARP_RDMAP_AREQ_AOP_OFF, 0);
+	EXPECT_EQ(IWARP_RDMAP_AREQ_REQID_OFF, 4);
+	EXPECT_EQ(IWARP_RDMAP_AREQ_STAG_OFF, 8);
+	EXPECT_EQ(IWARP_RDMAP_AREQ_TO_OFF, 12);
+	EXPECT_EQ(IWARP_RDMAP_AREQ_ADD_SWAP_OFF, 20);
+	EXPECT_EQ(IWARP_RDMAP_AREQ_ADD_SWAP_MASK_OFF, 28);
+	EXPECT_EQ(IWARP_RDMAP_AREQ_CMP_OFF, 36);
+	EXPECT_EQ(IWARP_RDMAP_AREQ_CMP_MASK_OFF, 44);
+	EXPECT_EQ(IWARP_RDMAP_AREQ_CMP_MASK_OFF + 8, IWARP_RDMAP_ATOMIC_REQ_LEN);
+	EXPECT_EQ(IWARP_RDMAP_AREQ_AOP_MASK | IWARP_RDMAP_AREQ_RSVD_MASK, 0xffffffffU);
+	EXPECT_EQ(IWARP_RDMAP_AREQ_AOP_MASK & IWARP_RDMAP_AREQ_RSVD_MASK, 0U);
+	EXPECT_EQ(IWARP_RDMAP_ARESP_REQID_OFF, 0);
+	EXPECT_EQ(IWARP_RDMAP_ARESP_VALUE_OFF, 4);
+	EXPECT_EQ(IWARP_RDMAP_ARESP_VALUE_OFF + 8, IWARP_RDMAP_ATOMIC_RESP_LEN);
+
+	// Terminate control word: Layer(4) EType(4) ErrCode(8) M D R Rsvd(13).
+	EXPECT_EQ(IWARP_TERM_LAYER_MASK | IWARP_TERM_ETYPE_MASK | IWARP_TERM_ECODE_MASK |
+			  IWARP_TERM_FLAG_M | IWARP_TERM_FLAG_D | IWARP_TERM_FLAG_R |
+			  IWARP_TERM_RSVD_MASK,
+		  0xffffffffU);
+	EXPECT_EQ(IWARP_TERM_LAYER_MASK >> IWARP_TERM_LAYER_SHIFT, 0xfU);
+	EXPECT_EQ(IWARP_TERM_ETYPE_MASK >> IWARP_TERM_ETYPE_SHIFT, 0xfU);
+	EXPECT_EQ(IWARP_TERM_ECODE_MASK >> IWARP_TERM_ECODE_SHIFT, 0xffU);
+}
+
+// The offsets read the fields of a header built by hand (not by the
+// encoder): an untagged Atomic Request and a Read Request.
+TEST(Offsets, ReadHandBuiltHeaders)
+{
+	const uint8_t untagged[18] = { 0x41, 0x4a, 0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 1,
+				       0, 0, 0, 7, 0, 0, 0, 0 };
+	uint8_t rr[28], areq[52];
+
+	EXPECT_EQ(untagged[IWARP_RDMAP_CTRL_OFF] & IWARP_RDMAP_OPCODE_MASK, IWARP_OP_ATOMIC_REQUEST);
+	EXPECT_EQ(iwarp_get_be32(untagged + IWARP_RDMAP_INVAL_STAG_OFF), 0xdeadbeefU);
+	EXPECT_EQ(iwarp_get_be32(untagged + IWARP_DDP_QN_OFF), 1U);
+	EXPECT_EQ(iwarp_get_be32(untagged + IWARP_DDP_MSN_OFF), 7U);
+	EXPECT_EQ(iwarp_get_be32(untagged + IWARP_DDP_MO_OFF), 0U);
+
+	for (unsigned i = 0; i < sizeof(rr); i++)
+		rr[i] = (uint8_t)(0x10 + i);
+	EXPECT_EQ(iwarp_get_be32(rr + IWARP_RDMAP_RR_SINK_STAG_OFF), 0x10111213U);
+	EXPECT_EQ(iwarp_get_be64(rr + IWARP_RDMAP_RR_SINK_TO_OFF), 0x1415161718191a1bULL);
+	EXPECT_EQ(iwarp_get_be32(rr + IWARP_RDMAP_RR_SIZE_OFF), 0x1c1d1e1fU);
+	EXPECT_EQ(iwarp_get_be32(rr + IWARP_RDMAP_RR_SRC_STAG_OFF), 0x20212223U);
+	EXPECT_EQ(iwarp_get_be64(rr + IWARP_RDMAP_RR_SRC_TO_OFF), 0x2425262728292a2bULL);
+
+	for (unsigned i = 0; i < sizeof(areq); i++)
+		areq[i] = (uint8_t)i;
+	EXPECT_EQ(iwarp_get_be32(areq + IWARP_RDMAP_AREQ_AOP_OFF) & IWARP_RDMAP_AREQ_AOP_MASK, 3U);
+	EXPECT_EQ(iwarp_get_be32(areq + IWARP_RDMAP_AREQ_REQID_OFF), 0x04050607U);
+	EXPECT_EQ(iwarp_get_be32(areq + IWARP_RDMAP_AREQ_STAG_OFF), 0x08090a0bU);
+	EXPECT_EQ(iwarp_get_be64(areq + IWARP_RDMAP_AREQ_TO_OFF), 0x0c0d0e0f10111213ULL);
+	EXPECT_EQ(iwarp_get_be64(areq + IWARP_RDMAP_AREQ_ADD_SWAP_OFF), 0x1415161718191a1bULL);
+	EXPECT_EQ(iwarp_get_be64(areq + IWARP_RDMAP_AREQ_ADD_SWAP_MASK_OFF), 0x1c1d1e1f20212223ULL);
+	EXPECT_EQ(iwarp_get_be64(areq + IWARP_RDMAP_AREQ_CMP_OFF), 0x2425262728292a2bULL);
+	EXPECT_EQ(iwarp_get_be64(areq + IWARP_RDMAP_AREQ_CMP_MASK_OFF), 0x2c2d2e2f30313233ULL);
+}
+
+// Which opcodes carry ULP payload after their headers (RFC 5040 section 4,
+// RFC 7306 section 4: Immediate Data and atomics carry operands only).
+TEST(Rdmap, OpcodesWithPayload)
+{
+	const std::set<unsigned> with = { IWARP_OP_WRITE, IWARP_OP_READ_RESPONSE, IWARP_OP_SEND,
+					  IWARP_OP_SEND_INVALIDATE, IWARP_OP_SEND_SE,
+					  IWARP_OP_SEND_SE_INVALIDATE };
+
+	for (unsigned op = 0; op < 16; op++)
+		EXPECT_EQ(iwarp_rdmap_op_has_payload(op), with.count(op) == 1) << "opcode " << op;
 }

@@ -250,3 +250,13 @@ TEST(MpaMarkers, PointerOverflowRefused)
 	EXPECT_EQ(iwarp_markers_insert(0, 4, f.data(), f.size(), true, w.data(), w.size()),
 		  IWARP_ERR_TOO_LONG);
 }
+
+// Marker layout (RFC 5044 section 4.3): 16 reserved bits, then the 16-bit
+// FPDUPTR, whose two low bits receivers ignore.
+TEST(Markers, Layout)
+{
+	EXPECT_EQ(IWARP_MPA_MARKER_RSVD_LEN, 2);
+	EXPECT_EQ(IWARP_MPA_MARKER_PTR_OFF, IWARP_MPA_MARKER_RSVD_LEN);
+	EXPECT_EQ(IWARP_MPA_MARKER_PTR_OFF + IWARP_MPA_MARKER_PTR_LEN, IWARP_MPA_MARKER_LEN);
+	EXPECT_EQ(IWARP_MPA_MARKER_PTR_IGNORED, 3U);
+}

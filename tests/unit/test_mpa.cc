@@ -357,3 +357,32 @@ TEST(MpaFpdu, TruncatedAndNoSpace)
 	EXPECT_EQ(iwarp_fpdu_encode(big.data(), big.size(), big.data(), 65536, false),
 		  IWARP_ERR_TOO_LONG);
 }
+
+// The key alone tells a Request from a Reply (RFC 5044 section 7.1); the
+// flags, revision and PD_Length follow it at octets 16, 17 and 18.
+TEST(MpaFrame, KeyKindAndFieldOffsets)
+{
+	const std::string req = "MPA ID Req Frame", rep = "MPA ID Rep Frame";
+	std::string other = req;
+
+	other[15] = 'X';
+	EXPECT_EQ(iwarp_mpa_key_kind((const uint8_t *)req.data(), req.size()), IWARP_MPA_REQUEST);
+	EXPECT_EQ(iwarp_mpa_key_kind((const uint8_t *)rep.data(), rep.size()), IWARP_MPA_REPLY);
+	EXPECT_EQ(iwarp_mpa_key_kind((const uint8_t *)other.data(), other.size()), 0);
+	EXPECT_EQ(iwarp_mpa_key_kind((const uint8_t *)req.data(), req.size() - 1), 0);
+
+	EXPECT_EQ(IWARP_MPA_RR_FLAGS_OFF, 16);
+	EXPECT_EQ(IWARP_MPA_RR_REV_OFF, 17);
+	EXPECT_EQ(IWARP_MPA_RR_PDLEN_OFF, 18);
+	EXPECT_EQ(IWARP_MPA_RR_PDLEN_OFF + 2, IWARP_MPA_RR_HDR_LEN);
+
+	iwarp_mpa_rr rr = make(IWARP_MPA_REPLY, IWARP_MPA_REV2);
+	rr.crc = true;
+	rr.enhanced = true;
+	auto b = encode(rr);
+	ASSERT_EQ(b.size(), (size_t)IWARP_MPA_RR_HDR_LEN + IWARP_MPA_V2_WORD_LEN);
+	EXPECT_EQ(iwarp_mpa_key_kind(b.data(), b.size()), IWARP_MPA_REPLY);
+	EXPECT_EQ(b[IWARP_MPA_RR_FLAGS_OFF], IWARP_MPA_FLAG_C | IWARP_MPA_FLAG_E);
+	EXPECT_EQ(b[IWARP_MPA_RR_REV_OFF], IWARP_MPA_REV2);
+	EXPECT_EQ(iwarp_get_be16(b.data() + IWARP_MPA_RR_PDLEN_OFF), IWARP_MPA_V2_WORD_LEN);
+}
