@@ -31,8 +31,7 @@
 #include <iwarp/ddp.h>
 #include <iwarp/rdmap.h>
 
-#include "swiwarp.h"
-#include "wire.h"
+#include "plugin.h"
 
 static int proto_mpa = -1;
 
@@ -178,6 +177,30 @@ static struct mpa_conv *mpa_conv_new(conversation_t *conv, packet_info *pinfo)
 
 /* ---- markers ---------------------------------------------------------- */
 
+/* IWARP_MPA_REQUEST or IWARP_MPA_REPLY if an MPA key starts at off, else 0. */
+static int mpa_key_kind(tvbuff_t *tvb, int off)
+{
+	if (tvb_captured_length_remaining(tvb, off) < IWARP_MPA_KEY_LEN)
+		return 0;
+	return iwarp_mpa_key_kind(tvb_get_ptr(tvb, off, IWARP_MPA_KEY_LEN), IWARP_MPA_KEY_LEN);
+}
+
+/*
+ * Is this plausibly the start of an RDMAP-over-DDP segment?  Used by the
+ * mid-stream resynchronisation: versions must be 1, the opcode known and
+ * used with its buffer model and queue, the header complete, the reserved
+ * bits clear.
+ */
+static gboolean ddp_rdmap_hdr_plausible(const guint8 *p, guint len)
+{
+	struct iwarp_rdmap_msg msg;
+
+	if ((p[IWARP_DDP_CTRL_OFF] & IWARP_DDP_RSVD_MASK) ||
+	    (p[IWARP_RDMAP_CTRL_OFF] & IWARP_RDMAP_RSVD_MASK))
+		return FALSE;
+	return iwarp_rdmap_parse(p, len, &msg) >= 0;
+}
+
 /* Frame being dissected: markers found mid-stream apply only from there on. */
 static guint32 cur_frame;
 
@@ -188,7 +211,7 @@ static gboolean markers_on(const struct mpa_dir_state *ds)
 
 static gboolean marker_at(const struct mpa_dir_state *ds, guint32 seq)
 {
-	return markers_on(ds) && sw_marker_distance(ds->start_seq, seq) == 0;
+	return markers_on(ds) && iwarp_marker_first_offset(ds->start_seq, seq) == 0;
 }
 
 /* ---- FPDU framing ------------------------------------------------------ */
@@ -213,8 +236,8 @@ static guint fpdu_len(packet_info *pinfo, tvbuff_t *tvb, int offset, void *data)
 
 	cx->pdu_seq = seq;
 	if (marker_at(ds, seq))
-		hdr += SW_MARKER_LEN;
-	if (tvb_captured_length_remaining(tvb, hdr) < SW_MPA_HDR_LEN) {
+		hdr += IWARP_MPA_MARKER_LEN;
+	if (tvb_captured_length_remaining(tvb, hdr) < IWARP_MPA_ULPDU_LEN_FIELD) {
 		if (pinfo->can_desegment && pref_desegment)
 			return 0;
 		return tvb_reported_length_remaining(tvb, offset);
@@ -233,26 +256,27 @@ static tvbuff_t *strip_markers(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tr
 	struct mpa_dir_state *ds = &cx->mc->d[cx->dir];
 	guint len = tvb_captured_length(tvb);
 	guint32 seq = cx->pdu_seq;
-	guint32 offs[IWARP_MPA_MAX_ULPDU / SW_MARKER_INTERVAL + 2];
+	guint32 offs[IWARP_MPA_MAX_ULPDU / IWARP_MPA_MARKER_PERIOD + 2];
 	guint32 n, i, unmarked;
 	guint8 *buf;
 	guint in = 0, out = 0;
 	tvbuff_t *clean;
 
 	*nmarkers = 0;
-	if (!markers_on(ds) || len < SW_MPA_HDR_LEN + SW_MPA_CRC_LEN)
+	if (!markers_on(ds) || len < IWARP_MPA_ULPDU_LEN_FIELD + IWARP_MPA_CRC_FIELD)
 		return tvb;
-	unmarked = iwarp_fpdu_len(tvb_get_ntohs(tvb, marker_at(ds, seq) ? SW_MARKER_LEN : 0));
+	unmarked =
+		iwarp_fpdu_len(tvb_get_ntohs(tvb, marker_at(ds, seq) ? IWARP_MPA_MARKER_LEN : 0));
 	n = iwarp_marker_offsets(ds->start_seq, seq, unmarked, offs, G_N_ELEMENTS(offs));
 	/* Never trust more markers than the wire bytes can hold. */
 	for (i = 0; i < n && i < G_N_ELEMENTS(offs); i++)
-		if (offs[i] + SW_MARKER_LEN > len)
+		if (offs[i] + IWARP_MPA_MARKER_LEN > len)
 			break;
 	n = i;
 	*nmarkers = n;
 	if (!n)
 		return tvb;
-	buf = (guint8 *)wmem_alloc(pinfo->pool, len - SW_MARKER_LEN * n);
+	buf = (guint8 *)wmem_alloc(pinfo->pool, len - IWARP_MPA_MARKER_LEN * n);
 	for (i = 0; i < n; i++) {
 		guint32 pos = offs[i];
 		proto_item *mi, *pi;
@@ -263,27 +287,29 @@ static tvbuff_t *strip_markers(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tr
 			tvb_memcpy(tvb, buf + out, in, pos - in);
 			out += pos - in;
 		}
-		mi = proto_tree_add_item(tree, hf_mpa_marker, tvb, pos, SW_MARKER_LEN, ENC_NA);
+		mi = proto_tree_add_item(tree, hf_mpa_marker, tvb, pos, IWARP_MPA_MARKER_LEN,
+					 ENC_NA);
 		mt = proto_item_add_subtree(mi, ett_mpa_marker);
 		res = tvb_get_ntohs(tvb, pos);
-		ptr = tvb_get_ntohs(tvb, pos + SW_MARKER_RES_LEN);
-		pi = proto_tree_add_item(mt, hf_mpa_marker_res, tvb, pos, SW_MARKER_RES_LEN,
+		ptr = tvb_get_ntohs(tvb, pos + IWARP_MPA_MARKER_PTR_OFF);
+		pi = proto_tree_add_item(mt, hf_mpa_marker_res, tvb, pos, IWARP_MPA_MARKER_RSVD_LEN,
 					 ENC_BIG_ENDIAN);
 		if (res)
 			expert_add_info(pinfo, pi, &ei_mpa_marker_res);
-		pi = proto_tree_add_item(mt, hf_mpa_marker_fpduptr, tvb, pos + SW_MARKER_RES_LEN,
-					 SW_MARKER_PTR_LEN, ENC_BIG_ENDIAN);
+		pi = proto_tree_add_item(mt, hf_mpa_marker_fpduptr, tvb,
+					 pos + IWARP_MPA_MARKER_PTR_OFF, IWARP_MPA_MARKER_PTR_LEN,
+					 ENC_BIG_ENDIAN);
 		/* FPDUPTR: distance back to the first octet of this FPDU. */
-		if ((guint32)(ptr & ~SW_MARKER_PTR_IGNORED_BITS) != pos)
+		if ((guint32)(ptr & ~IWARP_MPA_MARKER_PTR_IGNORED) != pos)
 			expert_add_info_format(pinfo, pi, &ei_mpa_marker_ptr,
 					       "FPDUPTR is %u, the FPDU starts %u bytes back",
 					       ptr, pos);
 		proto_item_set_generated(proto_tree_add_uint(
-			mt, hf_mpa_marker_pos, tvb, pos, SW_MARKER_LEN,
+			mt, hf_mpa_marker_pos, tvb, pos, IWARP_MPA_MARKER_LEN,
 			seq + pos - ds->start_seq));
 		proto_item_append_text(mi, " (stream offset %u, FPDUPTR %u)",
 				       seq + pos - ds->start_seq, ptr);
-		in = pos + SW_MARKER_LEN;
+		in = pos + IWARP_MPA_MARKER_LEN;
 	}
 	if (in < len) {
 		tvb_memcpy(tvb, buf + out, in, len - in);
@@ -354,19 +380,22 @@ static int dissect_fpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
 	ulpdu_len = tvb_get_ntohs(clean, 0);
 	li = proto_tree_add_item(ft, hf_mpa_fpdu, clean, 0, clean_len, ENC_NA);
 	ft = proto_item_add_subtree(li, ett_mpa_fpdu);
-	proto_tree_add_item(ft, hf_mpa_ulpdu_len, clean, 0, SW_MPA_HDR_LEN, ENC_BIG_ENDIAN);
-	pad = sw_mpa_pad(ulpdu_len);
+	proto_tree_add_item(ft, hf_mpa_ulpdu_len, clean, 0, IWARP_MPA_ULPDU_LEN_FIELD,
+			    ENC_BIG_ENDIAN);
+	pad = (guint8)iwarp_mpa_pad_len(ulpdu_len);
 	if (pad) {
-		proto_item *pi = proto_tree_add_item(ft, hf_mpa_pad, clean,
-						     SW_MPA_HDR_LEN + ulpdu_len, pad, ENC_NA);
-		if (tvb_get_guint8(clean, SW_MPA_HDR_LEN + ulpdu_len) != 0 ||
-		    (pad > 1 && tvb_get_guint8(clean, SW_MPA_HDR_LEN + ulpdu_len + 1) != 0) ||
-		    (pad > 2 && tvb_get_guint8(clean, SW_MPA_HDR_LEN + ulpdu_len + 2) != 0))
+		proto_item *pi = proto_tree_add_item(
+			ft, hf_mpa_pad, clean, IWARP_MPA_ULPDU_LEN_FIELD + ulpdu_len, pad, ENC_NA);
+		if (tvb_get_guint8(clean, IWARP_MPA_ULPDU_LEN_FIELD + ulpdu_len) != 0 ||
+		    (pad > 1 &&
+		     tvb_get_guint8(clean, IWARP_MPA_ULPDU_LEN_FIELD + ulpdu_len + 1) != 0) ||
+		    (pad > 2 &&
+		     tvb_get_guint8(clean, IWARP_MPA_ULPDU_LEN_FIELD + ulpdu_len + 2) != 0))
 			expert_add_info(pinfo, pi, &ei_mpa_pad);
 	}
 
 	/* The CRC field is the last 4 bytes on the wire (never split by a marker). */
-	crc_off = wire_len - SW_MPA_CRC_LEN;
+	crc_off = wire_len - IWARP_MPA_CRC_FIELD;
 	/* The CRC covers the FPDU as sent, markers (even a leading one) included. */
 	crc_start = 0;
 	if (mc->crc && pref_verify_crc) {
@@ -380,11 +409,11 @@ static int dissect_fpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
 					PROTO_CHECKSUM_NO_FLAGS);
 	}
 
-	if (ulpdu_len < SW_DDP_MIN_HDR_LEN) {
+	if (ulpdu_len < IWARP_DDP_MIN_HDR_LEN) {
 		expert_add_info(pinfo, li, &ei_mpa_short_ulpdu);
 		return wire_len;
 	}
-	ulpdu = tvb_new_subset_length(clean, SW_MPA_HDR_LEN, ulpdu_len);
+	ulpdu = tvb_new_subset_length(clean, IWARP_MPA_ULPDU_LEN_FIELD, ulpdu_len);
 	ui.conn_id = mc->id;
 	ui.dir = cx->dir;
 	ui.ulp_state = &mc->ulp_state;
@@ -404,8 +433,9 @@ static int dissect_fpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
 
 static const char *rtr_kind(guint16 ird_word, guint16 ord_word, gboolean *any)
 {
-	int s = !!(ird_word & SW_MPA_V2_RTR_SEND), w = !!(ord_word & SW_MPA_V2_RTR_WRITE),
-	    r = !!(ord_word & SW_MPA_V2_RTR_READ);
+	int s = !!(ird_word & IWARP_MPA_V2_IRD_SEND_RTR),
+	    w = !!(ord_word & IWARP_MPA_V2_ORD_WRITE_RTR),
+	    r = !!(ord_word & IWARP_MPA_V2_ORD_READ_RTR);
 
 	*any = s || w || r;
 	if (s + w + r > 1)
@@ -427,68 +457,70 @@ static int dissect_req_rep(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		&hf_mpa_flag_m, &hf_mpa_flag_c, &hf_mpa_flag_r, &hf_mpa_flag_h, &hf_mpa_flag_res,
 		NULL
 	};
-	int kind = sw_mpa_key_kind(tvb, 0);
+	int kind = mpa_key_kind(tvb, 0);
 	proto_item *ti, *fi, *ri;
 	proto_tree *mt;
 	guint8 flags, rev, sw7306;
 	guint16 pd_len;
 	guint total;
-	gboolean is_req = kind == 1;
+	gboolean is_req = kind == IWARP_MPA_REQUEST;
 
 	if (!kind)
 		return 0;
-	if (tvb_captured_length(tvb) < SW_MPA_FRAME_HDR_LEN)
-		return -(int)(SW_MPA_FRAME_HDR_LEN - tvb_captured_length(tvb));
-	flags = tvb_get_guint8(tvb, SW_MPA_FLAGS_OFF);
-	rev = tvb_get_guint8(tvb, SW_MPA_REV_OFF);
-	pd_len = tvb_get_ntohs(tvb, SW_MPA_PDLEN_OFF);
-	total = SW_MPA_FRAME_HDR_LEN + pd_len;
-	if (pd_len <= SW_MPA_MAX_PD && tvb_captured_length(tvb) < total)
+	if (tvb_captured_length(tvb) < IWARP_MPA_RR_HDR_LEN)
+		return -(int)(IWARP_MPA_RR_HDR_LEN - tvb_captured_length(tvb));
+	flags = tvb_get_guint8(tvb, IWARP_MPA_RR_FLAGS_OFF);
+	rev = tvb_get_guint8(tvb, IWARP_MPA_RR_REV_OFF);
+	pd_len = tvb_get_ntohs(tvb, IWARP_MPA_RR_PDLEN_OFF);
+	total = IWARP_MPA_RR_HDR_LEN + pd_len;
+	if (pd_len <= IWARP_MPA_MAX_PDATA && tvb_captured_length(tvb) < total)
 		return -(int)(total - tvb_captured_length(tvb));
-	if (pd_len > SW_MPA_MAX_PD)
+	if (pd_len > IWARP_MPA_MAX_PDATA)
 		total = tvb_captured_length(tvb);
 
 	col_set_str(pinfo->cinfo, COL_PROTOCOL, "MPA");
 	first_in_frame(pinfo);
 	col_append_sep_str(pinfo->cinfo, COL_INFO, ", ",
-			   is_req ? "MPA Request" : (flags & SW_MPA_FLAG_R ? "MPA Reply (reject)"
+			   is_req ? "MPA Request" : (flags & IWARP_MPA_FLAG_R ? "MPA Reply (reject)"
 									: "MPA Reply"));
 	ti = proto_tree_add_item(tree, proto_mpa, tvb, 0, total, ENC_NA);
 	proto_item_append_text(ti, is_req ? ", Request" : ", Reply");
 	mt = proto_item_add_subtree(ti, ett_mpa);
-	proto_tree_add_boolean(mt, is_req ? hf_mpa_req : hf_mpa_rep, tvb, 0, SW_MPA_KEY_LEN, TRUE);
-	proto_tree_add_item(mt, hf_mpa_key, tvb, 0, SW_MPA_KEY_LEN, ENC_ASCII);
-	fi = proto_tree_add_bitmask(mt, tvb, SW_MPA_FLAGS_OFF, hf_mpa_flags, ett_mpa_flags,
+	proto_tree_add_boolean(mt, is_req ? hf_mpa_req : hf_mpa_rep, tvb, 0, IWARP_MPA_KEY_LEN,
+			       TRUE);
+	proto_tree_add_item(mt, hf_mpa_key, tvb, 0, IWARP_MPA_KEY_LEN, ENC_ASCII);
+	fi = proto_tree_add_bitmask(mt, tvb, IWARP_MPA_RR_FLAGS_OFF, hf_mpa_flags, ett_mpa_flags,
 				    flag_fields, ENC_BIG_ENDIAN);
-	ri = proto_tree_add_item(mt, hf_mpa_rev, tvb, SW_MPA_REV_OFF, 1, ENC_BIG_ENDIAN);
-	if (rev != SW_MPA_REV1 && rev != SW_MPA_REV2)
+	ri = proto_tree_add_item(mt, hf_mpa_rev, tvb, IWARP_MPA_RR_REV_OFF, 1, ENC_BIG_ENDIAN);
+	if (rev != IWARP_MPA_REV1 && rev != IWARP_MPA_REV2)
 		expert_add_info(pinfo, ri, &ei_mpa_bad_rev);
 	/* swiwarp's RFC 7306 announcement (include/iwarp/mpa.h) is no warning */
-	sw7306 = is_req ? SW_MPA_FLAG_RFC7306_REQ : SW_MPA_FLAG_RFC7306_REP;
+	sw7306 = is_req ? IWARP_MPA_FLAG_RFC7306_REQ : IWARP_MPA_FLAG_RFC7306_REP;
 	if (flags & sw7306)
 		proto_item_append_text(fi, " (swiwarp: RFC 7306)");
-	if (flags & SW_MPA_FLAG_RES_MASK & ~sw7306)
+	if (flags & IWARP_MPA_RES_MASK_V2 & ~sw7306)
 		expert_add_info(pinfo, fi, &ei_mpa_res_set);
-	if (!is_req && (flags & SW_MPA_FLAG_R))
+	if (!is_req && (flags & IWARP_MPA_FLAG_R))
 		expert_add_info(pinfo, fi, &ei_mpa_reject);
 	if (!is_req) {
 		proto_item_set_generated(proto_tree_add_uint(mt, hf_mpa_req_frame, tvb, 0, 0,
 							     mc->req_frame));
 	}
-	ri = proto_tree_add_item(mt, hf_mpa_pd_len, tvb, SW_MPA_PDLEN_OFF, 2, ENC_BIG_ENDIAN);
-	if (pd_len > SW_MPA_MAX_PD) {
+	ri = proto_tree_add_item(mt, hf_mpa_pd_len, tvb, IWARP_MPA_RR_PDLEN_OFF, 2, ENC_BIG_ENDIAN);
+	if (pd_len > IWARP_MPA_MAX_PDATA) {
 		expert_add_info(pinfo, ri, &ei_mpa_pd_too_long);
 		return total;
 	}
 	if (pd_len) {
-		int off = SW_MPA_FRAME_HDR_LEN;
+		int off = IWARP_MPA_RR_HDR_LEN;
 		proto_tree_add_item(mt, hf_mpa_pd, tvb, off, pd_len, ENC_NA);
-		if (rev == SW_MPA_REV2 && (flags & SW_MPA_FLAG_H) && pd_len >= SW_MPA_V2_PD_LEN) {
+		if (rev == IWARP_MPA_REV2 && (flags & IWARP_MPA_FLAG_E) &&
+		    pd_len >= IWARP_MPA_V2_WORD_LEN) {
 			static int *const ird_fields[] = { &hf_mpa_p2p, &hf_mpa_rtr_send, &hf_mpa_ird,
 							   NULL };
 			static int *const ord_fields[] = { &hf_mpa_rtr_write, &hf_mpa_rtr_read,
 							   &hf_mpa_ord, NULL };
-			proto_tree *vt = proto_tree_add_subtree(mt, tvb, off, SW_MPA_V2_PD_LEN,
+			proto_tree *vt = proto_tree_add_subtree(mt, tvb, off, IWARP_MPA_V2_WORD_LEN,
 								ett_mpa_v2, NULL,
 								"Enhanced MPA (RFC 6581) parameters");
 			guint16 ird_word = tvb_get_ntohs(tvb, off);
@@ -500,16 +532,17 @@ static int dissect_req_rep(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 					       ENC_BIG_ENDIAN);
 			proto_tree_add_bitmask(vt, tvb, off + 2, hf_mpa_ord_word, ett_mpa_v2,
 					       ord_fields, ENC_BIG_ENDIAN);
-			proto_tree_add_string(vt, hf_mpa_ulp_pd, tvb, off, SW_MPA_V2_PD_LEN, rtr);
+			proto_tree_add_string(vt, hf_mpa_ulp_pd, tvb, off, IWARP_MPA_V2_WORD_LEN,
+					      rtr);
 			col_append_fstr(pinfo->cinfo, COL_INFO, " rev2 IRD=%u ORD=%u%s%s",
-					ird_word & SW_MPA_V2_IRD_ORD_MASK,
-					ord_word & SW_MPA_V2_IRD_ORD_MASK,
-					(ird_word & SW_MPA_V2_P2P) ? " P2P" : "",
+					ird_word & IWARP_MPA_V2_IRD_ORD_MAX,
+					ord_word & IWARP_MPA_V2_IRD_ORD_MAX,
+					(ird_word & IWARP_MPA_V2_IRD_P2P) ? " P2P" : "",
 					any ? " RTR" : "");
-		} else if (rev == SW_MPA_REV2 && (flags & SW_MPA_FLAG_H)) {
+		} else if (rev == IWARP_MPA_REV2 && (flags & IWARP_MPA_FLAG_E)) {
 			expert_add_info(pinfo, ri, &ei_mpa_v2_no_pd);
 		}
-	} else if (rev == SW_MPA_REV2 && (flags & SW_MPA_FLAG_H)) {
+	} else if (rev == IWARP_MPA_REV2 && (flags & IWARP_MPA_FLAG_E)) {
 		expert_add_info(pinfo, ri, &ei_mpa_v2_no_pd);
 	}
 
@@ -524,8 +557,8 @@ static int dissect_req_rep(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		ds->start_seq = seq + total;
 		ds->sync_seq = seq + total;
 		if (is_req) {
-			guint skip = rev == SW_MPA_REV2 && (flags & SW_MPA_FLAG_H) &&
-				     pd_len >= SW_MPA_V2_PD_LEN ? SW_MPA_V2_PD_LEN : 0;
+			guint skip = rev == IWARP_MPA_REV2 && (flags & IWARP_MPA_FLAG_E) &&
+				     pd_len >= IWARP_MPA_V2_WORD_LEN ? IWARP_MPA_V2_WORD_LEN : 0;
 
 			mc->handshake = TRUE;
 			mc->req_frame = pinfo->num;
@@ -535,22 +568,22 @@ static int dissect_req_rep(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 			if (pd_len > skip) {
 				mc->req_pd_len = pd_len - skip;
 				mc->req_pd = (const guint8 *)tvb_memdup(
-					wmem_file_scope(), tvb, SW_MPA_FRAME_HDR_LEN + skip,
+					wmem_file_scope(), tvb, IWARP_MPA_RR_HDR_LEN + skip,
 					mc->req_pd_len);
 			}
 		} else {
 			mc->rep_frame = pinfo->num;
-			mc->rejected = (flags & SW_MPA_FLAG_R) != 0;
+			mc->rejected = (flags & IWARP_MPA_FLAG_R) != 0;
 			if (rev < mc->rev || !mc->rev)
 				mc->rev = rev;
 		}
-		mc->enhanced[dir] = rev == SW_MPA_REV2 && (flags & SW_MPA_FLAG_H);
+		mc->enhanced[dir] = rev == IWARP_MPA_REV2 && (flags & IWARP_MPA_FLAG_E);
 		/* CRC is used when either side asks for it (RFC 5044 7.1.2). */
-		if (flags & SW_MPA_FLAG_C)
+		if (flags & IWARP_MPA_FLAG_C)
 			mc->crc = TRUE;
 		mc->crc_known = TRUE;
 		/* M declares what this side wants to *receive*. */
-		mc->d[!dir].markers = (flags & SW_MPA_FLAG_M) != 0;
+		mc->d[!dir].markers = (flags & IWARP_MPA_FLAG_M) != 0;
 	}
 	return total;
 }
@@ -569,20 +602,21 @@ static int fpdu_plausible(tvbuff_t *tvb, int off, guint *len)
 	guint total;
 	guint32 crc;
 
-	if (avail < SW_MPA_HDR_LEN + SW_DDP_MIN_HDR_LEN + SW_MPA_CRC_LEN)
+	if (avail < IWARP_MPA_ULPDU_LEN_FIELD + IWARP_DDP_MIN_HDR_LEN + IWARP_MPA_CRC_FIELD)
 		return 0;
 	ulpdu_len = tvb_get_ntohs(tvb, off);
-	if (ulpdu_len < SW_DDP_MIN_HDR_LEN)
+	if (ulpdu_len < IWARP_DDP_MIN_HDR_LEN)
 		return 0;
 	total = iwarp_fpdu_len(ulpdu_len);
 	if (total > avail)
 		return 0;
-	if (!sw_ddp_rdmap_hdr_plausible(tvb_get_ptr(tvb, off + SW_MPA_HDR_LEN, ulpdu_len),
+	if (!ddp_rdmap_hdr_plausible(tvb_get_ptr(tvb, off + IWARP_MPA_ULPDU_LEN_FIELD, ulpdu_len),
 					ulpdu_len))
 		return 0;
 	*len = total;
-	crc = iwarp_crc32c_get(tvb_get_ptr(tvb, off + total - SW_MPA_CRC_LEN, SW_MPA_CRC_LEN));
-	if (crc == fpdu_crc(tvb, off, total - SW_MPA_CRC_LEN))
+	crc = iwarp_crc32c_get(
+		tvb_get_ptr(tvb, off + total - IWARP_MPA_CRC_FIELD, IWARP_MPA_CRC_FIELD));
+	if (crc == fpdu_crc(tvb, off, total - IWARP_MPA_CRC_FIELD))
 		return 2;
 	return crc == 0 ? 1 : 0;
 }
@@ -629,7 +663,8 @@ static int resync_markers(tvbuff_t *tvb, guint32 seq, struct mpa_dir_state *ds)
 	guint avail = tvb_captured_length(tvb);
 	guint o;
 
-	for (o = 0; o + SW_MARKER_LEN <= avail && o < SW_MARKER_INTERVAL; o += SW_MARKER_LEN) {
+	for (o = 0; o + IWARP_MPA_MARKER_LEN <= avail && o < IWARP_MPA_MARKER_PERIOD;
+	     o += IWARP_MPA_MARKER_LEN) {
 		struct iwarp_marked_fpdu info;
 		guint32 ptr;
 		guint8 *buf;
@@ -638,15 +673,17 @@ static int resync_markers(tvbuff_t *tvb, guint32 seq, struct mpa_dir_state *ds)
 
 		if (tvb_get_ntohs(tvb, o) != 0)
 			continue;
-		ptr = tvb_get_ntohs(tvb, o + SW_MARKER_RES_LEN) & ~SW_MARKER_PTR_IGNORED_BITS;
+		ptr = tvb_get_ntohs(tvb, o + IWARP_MPA_MARKER_PTR_OFF) &
+		      ~IWARP_MPA_MARKER_PTR_IGNORED;
 		if (ptr != o)
 			continue;
 		buf = (guint8 *)g_malloc(avail);
 		r = iwarp_markers_strip(seq + o, seq, tvb_get_ptr(tvb, 0, avail), avail, buf, avail,
 					&info);
-		ok = r >= (int)(SW_MPA_HDR_LEN + SW_DDP_MIN_HDR_LEN + SW_MPA_CRC_LEN) &&
+		ok = r >= (int)(IWARP_MPA_ULPDU_LEN_FIELD + IWARP_DDP_MIN_HDR_LEN +
+				IWARP_MPA_CRC_FIELD) &&
 		     info.markers > 0 && info.crc_ok &&
-		     sw_ddp_rdmap_hdr_plausible(buf + SW_MPA_HDR_LEN, iwarp_get_be16(buf));
+		     ddp_rdmap_hdr_plausible(buf + IWARP_MPA_ULPDU_LEN_FIELD, iwarp_get_be16(buf));
 		g_free(buf);
 		if (ok) {
 			ds->markers = TRUE;
@@ -776,7 +813,7 @@ static int dissect_mpa_stream(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tre
 	cx->dir = dir;
 	cx->base_seq = seq + (guint32)off;
 	tcp_dissect_pdus(tvb_new_subset_remaining(tvb, off), pinfo, tree, pref_desegment,
-			 SW_MPA_HDR_LEN, fpdu_len, dissect_fpdu, cx);
+			 IWARP_MPA_ULPDU_LEN_FIELD, fpdu_len, dissect_fpdu, cx);
 	if (pinfo->desegment_len)
 		pinfo->desegment_offset += off;
 	return tvb_captured_length(tvb);
@@ -809,11 +846,11 @@ static gboolean dissect_mpa_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
 	conversation_t *conv;
 	struct mpa_conv *mc;
 
-	if (!tcpinfo || tvb_captured_length(tvb) < SW_MPA_HDR_LEN)
+	if (!tcpinfo || tvb_captured_length(tvb) < IWARP_MPA_ULPDU_LEN_FIELD)
 		return FALSE;
 	mc = mpa_conv_get(pinfo, &conv);
 	if (!mc) {
-		if (sw_mpa_key_kind(tvb, 0) == 1) {
+		if (mpa_key_kind(tvb, 0) == IWARP_MPA_REQUEST) {
 			mc = mpa_conv_new(conv, pinfo);
 		} else if (pref_midstream_heur && !PINFO_FD_VISITED(pinfo)) {
 			gboolean crc;
@@ -858,11 +895,11 @@ static void guard_peek(tvbuff_t *tvb, packet_info *pinfo)
 	/* no SYN (TCP Fast Open data is not an MPA start-up) and no RST */
 	if (hlen < 20 || (flags & 0x06))
 		return;
-	if (caplen < hlen + SW_MPA_FRAME_HDR_LEN || !sw_mpa_key_kind(tvb, (int)hlen))
+	if (caplen < hlen + IWARP_MPA_RR_HDR_LEN || !mpa_key_kind(tvb, (int)hlen))
 		return;
-	rev = tvb_get_guint8(tvb, hlen + SW_MPA_REV_OFF);
-	pd_len = tvb_get_ntohs(tvb, hlen + SW_MPA_PDLEN_OFF);
-	if ((rev != SW_MPA_REV1 && rev != SW_MPA_REV2) || pd_len > SW_MPA_MAX_PD)
+	rev = tvb_get_guint8(tvb, hlen + IWARP_MPA_RR_REV_OFF);
+	pd_len = tvb_get_ntohs(tvb, hlen + IWARP_MPA_RR_PDLEN_OFF);
+	if ((rev != IWARP_MPA_REV1 && rev != IWARP_MPA_REV2) || pd_len > IWARP_MPA_MAX_PDATA)
 		return;
 	sport = tvb_get_ntohs(tvb, 0);
 	dport = tvb_get_ntohs(tvb, 2);
@@ -896,16 +933,16 @@ void swiwarp_register_mpa(void)
 		{ &hf_mpa_flags, { "Flags", "mpa.flags", FT_UINT8, BASE_HEX, NULL, 0x0, NULL,
 				   HFILL } },
 		{ &hf_mpa_flag_m, { "Markers (M)", "mpa.flags.m", FT_BOOLEAN, 8, NULL,
-				    SW_MPA_FLAG_M, "Sender wants to receive markers", HFILL } },
-		{ &hf_mpa_flag_c, { "CRC (C)", "mpa.flags.c", FT_BOOLEAN, 8, NULL, SW_MPA_FLAG_C,
+				    IWARP_MPA_FLAG_M, "Sender wants to receive markers", HFILL } },
+		{ &hf_mpa_flag_c, { "CRC (C)", "mpa.flags.c", FT_BOOLEAN, 8, NULL, IWARP_MPA_FLAG_C,
 				    "Sender wants CRC32c", HFILL } },
 		{ &hf_mpa_flag_r, { "Reject (R)", "mpa.flags.r", FT_BOOLEAN, 8, NULL,
-				    SW_MPA_FLAG_R, NULL, HFILL } },
+				    IWARP_MPA_FLAG_R, NULL, HFILL } },
 		{ &hf_mpa_flag_h, { "Enhanced (H, rev 2)", "mpa.flags.h", FT_BOOLEAN, 8, NULL,
-				    SW_MPA_FLAG_H, "RFC 6581 enhanced connection establishment",
+				    IWARP_MPA_FLAG_E, "RFC 6581 enhanced connection establishment",
 				    HFILL } },
 		{ &hf_mpa_flag_res, { "Reserved", "mpa.flags.res", FT_UINT8, BASE_HEX, NULL,
-				      SW_MPA_FLAG_RES_MASK, NULL, HFILL } },
+				      IWARP_MPA_RES_MASK_V2, NULL, HFILL } },
 		{ &hf_mpa_rev, { "Revision", "mpa.rev", FT_UINT8, BASE_DEC, NULL, 0x0, NULL,
 				 HFILL } },
 		{ &hf_mpa_pd_len, { "Private data length", "mpa.pd_len", FT_UINT16, BASE_DEC, NULL,
@@ -917,17 +954,17 @@ void swiwarp_register_mpa(void)
 		{ &hf_mpa_ord_word, { "ORD word", "mpa.v2.ord_word", FT_UINT16, BASE_HEX, NULL, 0x0,
 				      NULL, HFILL } },
 		{ &hf_mpa_p2p, { "Peer-to-peer (A)", "mpa.v2.p2p", FT_BOOLEAN, 16, NULL,
-				 SW_MPA_V2_P2P, NULL, HFILL } },
+				 IWARP_MPA_V2_IRD_P2P, NULL, HFILL } },
 		{ &hf_mpa_rtr_send, { "Zero-length Send RTR (B)", "mpa.v2.rtr_send", FT_BOOLEAN,
-				      16, NULL, SW_MPA_V2_RTR_SEND, NULL, HFILL } },
+				      16, NULL, IWARP_MPA_V2_IRD_SEND_RTR, NULL, HFILL } },
 		{ &hf_mpa_ird, { "IRD", "mpa.v2.ird", FT_UINT16, BASE_DEC, NULL,
-				 SW_MPA_V2_IRD_ORD_MASK, NULL, HFILL } },
+				 IWARP_MPA_V2_IRD_ORD_MAX, NULL, HFILL } },
 		{ &hf_mpa_rtr_write, { "Zero-length Write RTR (C)", "mpa.v2.rtr_write", FT_BOOLEAN,
-				       16, NULL, SW_MPA_V2_RTR_WRITE, NULL, HFILL } },
+				       16, NULL, IWARP_MPA_V2_ORD_WRITE_RTR, NULL, HFILL } },
 		{ &hf_mpa_rtr_read, { "Zero-length Read RTR (D)", "mpa.v2.rtr_read", FT_BOOLEAN,
-				      16, NULL, SW_MPA_V2_RTR_READ, NULL, HFILL } },
+				      16, NULL, IWARP_MPA_V2_ORD_READ_RTR, NULL, HFILL } },
 		{ &hf_mpa_ord, { "ORD", "mpa.v2.ord", FT_UINT16, BASE_DEC, NULL,
-				 SW_MPA_V2_IRD_ORD_MASK, NULL, HFILL } },
+				 IWARP_MPA_V2_IRD_ORD_MAX, NULL, HFILL } },
 		{ &hf_mpa_ulp_pd, { "RTR kind", "mpa.v2.rtr", FT_STRING, BASE_NONE, NULL, 0x0,
 				    NULL, HFILL } },
 		{ &hf_mpa_fpdu, { "FPDU", "mpa.fpdu", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL } },

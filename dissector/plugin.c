@@ -13,7 +13,7 @@
 #include <epan/tap.h>
 #include <ws_version.h>
 
-#include "swiwarp.h"
+#include "plugin.h"
 
 #ifndef SWIWARP_PLUGIN_VERSION
 #define SWIWARP_PLUGIN_VERSION "0.0.0"

@@ -18,8 +18,10 @@
 #include <epan/reassemble.h>
 #include <epan/tap.h>
 
-#include "swiwarp.h"
-#include "wire.h"
+#include <iwarp/ddp.h>
+#include <iwarp/rdmap.h>
+
+#include "plugin.h"
 
 static int proto_rddp = -1;
 static int proto_rdmap = -1;
@@ -147,9 +149,9 @@ static dissector_handle_t data_handle;
 static gboolean pref_reassemble = TRUE;
 
 /* 16 opcodes / layers / atomic ops at most, plus the terminating entry. */
-value_string sw_rdmap_opcode_vals[17];
-value_string sw_term_layer_vals[17];
-value_string sw_atomic_op_vals[17];
+static value_string rdmap_opcode_vals[17];
+static value_string term_layer_vals[17];
+static value_string atomic_op_vals[17];
 
 static void fill_vals(value_string *vs, const char *(*name)(unsigned int), unsigned int n)
 {
@@ -168,11 +170,34 @@ static void fill_vals(value_string *vs, const char *(*name)(unsigned int), unsig
 	vs[k].strptr = NULL;
 }
 
-void sw_fill_value_strings(void)
+/* The value_string tables, from the wire core's name functions. */
+static void fill_value_strings(void)
 {
-	fill_vals(sw_rdmap_opcode_vals, iwarp_rdmap_opcode_name, 16);
-	fill_vals(sw_term_layer_vals, iwarp_term_layer_name, 16);
-	fill_vals(sw_atomic_op_vals, iwarp_atomic_opcode_name, 16);
+	fill_vals(rdmap_opcode_vals, iwarp_rdmap_opcode_name, 16);
+	fill_vals(term_layer_vals, iwarp_term_layer_name, 16);
+	fill_vals(atomic_op_vals, iwarp_atomic_opcode_name, 16);
+}
+
+/* Terminate names for display: the core's, or "Unknown ..." if undefined. */
+static const char *term_layer_str(guint8 layer)
+{
+	const char *n = iwarp_term_layer_name(layer);
+
+	return n ? n : "Unknown layer";
+}
+
+static const char *term_etype_str(guint8 layer, guint8 etype)
+{
+	const char *n = iwarp_term_etype_name(layer, etype);
+
+	return n ? n : "Unknown error type";
+}
+
+static const char *term_ecode_str(guint8 layer, guint8 etype, guint8 ecode)
+{
+	const char *n = iwarp_term_ecode_name(layer, etype, ecode);
+
+	return n ? n : "Unknown error code";
 }
 
 /* ---- per-connection state ------------------------------------------------ */
@@ -209,7 +234,7 @@ struct qn_state {
 };
 
 struct dir_state {
-	struct qn_state qn[SW_RDMAP_MAX_QN];
+	struct qn_state qn[IWARP_DDP_QN_COUNT];
 	wmem_map_t *stags;	/* STag -> struct stag_state */
 	wmem_list_t *reads;	/* outstanding struct read_req sent this way */
 };
@@ -282,16 +307,16 @@ static struct read_req *find_read(struct dir_state *req_dir, guint32 stag, guint
 }
 
 /* First pass: compare the segment with the connection state and update it. */
-static void track_segment(packet_info *pinfo, struct rdmap_conn *c, int dir,
-			  gboolean from_start, const struct sw_ddp_hdr *h, guint8 opcode,
-			  guint32 payload_len, const struct sw_read_req *rq, struct seg_info *si)
+static void track_segment(packet_info *pinfo, struct rdmap_conn *c, int dir, gboolean from_start,
+			  const struct iwarp_ddp_hdr *h, guint8 opcode, guint32 payload_len,
+			  const struct iwarp_rdmap_read_req *rq, struct seg_info *si)
 {
 	struct dir_state *ds = &c->d[dir];
 
 	if (!c->dir_init[dir]) {
 		c->dir_init[dir] = TRUE;
 		/* From the handshake on, every queue's first message is MSN 1. */
-		for (int q = 0; from_start && q < SW_RDMAP_MAX_QN; q++) {
+		for (int q = 0; from_start && q < IWARP_DDP_QN_COUNT; q++) {
 			ds->qn[q].seen = TRUE;
 			ds->qn[q].next_msn = 1;
 		}
@@ -323,7 +348,7 @@ static void track_segment(packet_info *pinfo, struct rdmap_conn *c, int dir,
 		if (h->last)
 			st->open = FALSE;
 
-		if (opcode == SW_RDMAP_OP_READ_RESP) {
+		if (opcode == IWARP_OP_READ_RESPONSE) {
 			struct read_req *rr = find_read(&c->d[!dir], h->stag, h->to);
 
 			if (!rr) {
@@ -345,7 +370,7 @@ static void track_segment(packet_info *pinfo, struct rdmap_conn *c, int dir,
 		return;
 	}
 
-	if (h->qn < SW_RDMAP_MAX_QN) {
+	if (h->qn < IWARP_DDP_QN_COUNT) {
 		struct qn_state *q = &ds->qn[h->qn];
 
 		if (h->mo == 0) {
@@ -387,7 +412,7 @@ static void track_segment(packet_info *pinfo, struct rdmap_conn *c, int dir,
 			q->open = FALSE;
 	}
 
-	if (opcode == SW_RDMAP_OP_READ_REQ && rq) {
+	if (opcode == IWARP_OP_READ_REQUEST && rq) {
 		struct read_req *rr = wmem_new0(wmem_file_scope(), struct read_req);
 
 		rr->req_frame = pinfo->num;
@@ -415,45 +440,47 @@ static void dissect_terminate(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tre
 	const char *err;
 	int len = tvb_reported_length_remaining(tvb, off);
 
-	if (len < SW_TERM_CTRL_LEN) {
+	if (len < IWARP_RDMAP_TERM_CTRL_LEN) {
 		expert_add_info(pinfo, proto_tree_get_parent(tree), &ei_ddp_short);
 		return;
 	}
 	tt = proto_tree_add_subtree(tree, tvb, off, -1, ett_rdmap_term, &ti, "Terminate");
 	ctrl = tvb_get_ntohl(tvb, off);
-	layer = sw_term_layer(ctrl);
-	etype = sw_term_etype(ctrl);
-	ecode = sw_term_ecode(ctrl);
-	m = sw_term_m(ctrl);
-	d = sw_term_d(ctrl);
-	r = sw_term_r(ctrl);
-	err = sw_term_error_name(layer, etype, ecode);
+	layer = (guint8)((ctrl & IWARP_TERM_LAYER_MASK) >> IWARP_TERM_LAYER_SHIFT);
+	etype = (guint8)((ctrl & IWARP_TERM_ETYPE_MASK) >> IWARP_TERM_ETYPE_SHIFT);
+	ecode = (guint8)((ctrl & IWARP_TERM_ECODE_MASK) >> IWARP_TERM_ECODE_SHIFT);
+	m = (ctrl & IWARP_TERM_FLAG_M) != 0;
+	d = (ctrl & IWARP_TERM_FLAG_D) != 0;
+	r = (ctrl & IWARP_TERM_FLAG_R) != 0;
+	err = term_ecode_str(layer, etype, ecode);
 
-	proto_tree_add_item(tt, hf_rdmap_term_ctrl, tvb, off, SW_TERM_CTRL_LEN, ENC_BIG_ENDIAN);
+	proto_tree_add_item(tt, hf_rdmap_term_ctrl, tvb, off, IWARP_RDMAP_TERM_CTRL_LEN,
+			    ENC_BIG_ENDIAN);
 	proto_tree_add_item(tt, hf_rdmap_term_layer, tvb, off, 1, ENC_BIG_ENDIAN);
 	proto_tree_add_uint_format_value(tt, hf_rdmap_term_etype, tvb, off, 1, etype, "%s (%u)",
-					 sw_term_etype_name(layer, etype), etype);
+					 term_etype_str(layer, etype), etype);
 	proto_tree_add_uint_format_value(tt, hf_rdmap_term_ecode, tvb, off + 1, 1, ecode,
 					 "%s (0x%02x)", err, ecode);
 	proto_item_set_generated(proto_tree_add_string(tt, hf_rdmap_term_error, tvb, off, 2,
 						       err));
 	proto_tree_add_bitmask(tt, tvb, off + 2, hf_rdmap_term_hdrct, ett_rdmap_term_hdrct,
 			       hdrct_fields, ENC_BIG_ENDIAN);
-	proto_tree_add_item(tt, hf_rdmap_term_rsvd, tvb, off, SW_TERM_CTRL_LEN, ENC_BIG_ENDIAN);
+	proto_tree_add_item(tt, hf_rdmap_term_rsvd, tvb, off, IWARP_RDMAP_TERM_CTRL_LEN,
+			    ENC_BIG_ENDIAN);
 	expert_add_info_format(pinfo, ti, &ei_rdmap_terminate, "Terminate: %s layer, %s: %s",
-			       sw_term_layer_name(layer), sw_term_etype_name(layer, etype), err);
-	col_append_fstr(pinfo->cinfo, COL_INFO, " [%s: %s]", sw_term_layer_name(layer), err);
-	off += SW_TERM_CTRL_LEN;
+			       term_layer_str(layer), term_etype_str(layer, etype), err);
+	col_append_fstr(pinfo->cinfo, COL_INFO, " [%s: %s]", term_layer_str(layer), err);
+	off += IWARP_RDMAP_TERM_CTRL_LEN;
 
 	/* The DDP Segment Length field is present whenever a DDP header is. */
 	if (m || d) {
-		if (tvb_reported_length_remaining(tvb, off) < SW_TERM_SEGLEN_LEN) {
+		if (tvb_reported_length_remaining(tvb, off) < IWARP_RDMAP_TERM_SEGLEN_LEN) {
 			expert_add_info(pinfo, ti, &ei_rdmap_term_hdr);
 			return;
 		}
-		proto_tree_add_item(tt, hf_rdmap_term_seglen, tvb, off, SW_TERM_SEGLEN_LEN,
+		proto_tree_add_item(tt, hf_rdmap_term_seglen, tvb, off, IWARP_RDMAP_TERM_SEGLEN_LEN,
 				    ENC_BIG_ENDIAN);
-		off += SW_TERM_SEGLEN_LEN;
+		off += IWARP_RDMAP_TERM_SEGLEN_LEN;
 	}
 	if (d) {
 		guint8 c0;
@@ -466,7 +493,8 @@ static void dissect_terminate(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tre
 			return;
 		}
 		c0 = tvb_get_guint8(tvb, off);
-		hl = (c0 & SW_DDP_T) ? SW_DDP_TAGGED_HDR_LEN : SW_DDP_UNTAGGED_HDR_LEN;
+		hl = (c0 & IWARP_DDP_FLAG_TAGGED) ? IWARP_DDP_TAGGED_HDR_LEN
+						  : IWARP_DDP_UNTAGGED_HDR_LEN;
 		if (tvb_reported_length_remaining(tvb, off) < hl) {
 			expert_add_info(pinfo, ti, &ei_rdmap_term_hdr);
 			return;
@@ -477,17 +505,17 @@ static void dissect_terminate(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tre
 		proto_tree_add_item(ht, hf_ddp_l, tvb, off, 1, ENC_BIG_ENDIAN);
 		proto_tree_add_item(ht, hf_ddp_dv, tvb, off, 1, ENC_BIG_ENDIAN);
 		proto_tree_add_item(ht, hf_rdmap_opcode, tvb, off + 1, 1, ENC_BIG_ENDIAN);
-		if (c0 & SW_DDP_T) {
-			proto_tree_add_item(ht, hf_ddp_stag, tvb, off + SW_DDP_STAG_OFF, 4,
+		if (c0 & IWARP_DDP_FLAG_TAGGED) {
+			proto_tree_add_item(ht, hf_ddp_stag, tvb, off + IWARP_DDP_STAG_OFF, 4,
 					    ENC_BIG_ENDIAN);
-			proto_tree_add_item(ht, hf_ddp_to, tvb, off + SW_DDP_TO_OFF, 8,
+			proto_tree_add_item(ht, hf_ddp_to, tvb, off + IWARP_DDP_TO_OFF, 8,
 					    ENC_BIG_ENDIAN);
 		} else {
-			proto_tree_add_item(ht, hf_ddp_qn, tvb, off + SW_DDP_QN_OFF, 4,
+			proto_tree_add_item(ht, hf_ddp_qn, tvb, off + IWARP_DDP_QN_OFF, 4,
 					    ENC_BIG_ENDIAN);
-			proto_tree_add_item(ht, hf_ddp_msn, tvb, off + SW_DDP_MSN_OFF, 4,
+			proto_tree_add_item(ht, hf_ddp_msn, tvb, off + IWARP_DDP_MSN_OFF, 4,
 					    ENC_BIG_ENDIAN);
-			proto_tree_add_item(ht, hf_ddp_mo, tvb, off + SW_DDP_MO_OFF, 4,
+			proto_tree_add_item(ht, hf_ddp_mo, tvb, off + IWARP_DDP_MO_OFF, 4,
 					    ENC_BIG_ENDIAN);
 		}
 		off += hl;
@@ -496,22 +524,22 @@ static void dissect_terminate(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tre
 		proto_item *hi;
 		proto_tree *ht;
 
-		if (tvb_reported_length_remaining(tvb, off) < SW_RDMAP_READ_REQ_LEN) {
+		if (tvb_reported_length_remaining(tvb, off) < IWARP_RDMAP_READ_REQ_LEN) {
 			expert_add_info(pinfo, ti, &ei_rdmap_term_hdr);
 			return;
 		}
 		hi = proto_tree_add_item(tt, hf_rdmap_term_rdma_hdr, tvb, off,
-					 SW_RDMAP_READ_REQ_LEN, ENC_NA);
+					 IWARP_RDMAP_READ_REQ_LEN, ENC_NA);
 		ht = proto_item_add_subtree(hi, ett_rdmap_term_hdr);
-		proto_tree_add_item(ht, hf_rdmap_sink_stag, tvb, off + SW_RR_SINK_STAG_OFF, 4,
+		proto_tree_add_item(ht, hf_rdmap_sink_stag, tvb, off + IWARP_RDMAP_RR_SINK_STAG_OFF,
+				    4, ENC_BIG_ENDIAN);
+		proto_tree_add_item(ht, hf_rdmap_sink_to, tvb, off + IWARP_RDMAP_RR_SINK_TO_OFF, 8,
 				    ENC_BIG_ENDIAN);
-		proto_tree_add_item(ht, hf_rdmap_sink_to, tvb, off + SW_RR_SINK_TO_OFF, 8,
+		proto_tree_add_item(ht, hf_rdmap_rdsz, tvb, off + IWARP_RDMAP_RR_SIZE_OFF, 4,
 				    ENC_BIG_ENDIAN);
-		proto_tree_add_item(ht, hf_rdmap_rdsz, tvb, off + SW_RR_SIZE_OFF, 4,
-				    ENC_BIG_ENDIAN);
-		proto_tree_add_item(ht, hf_rdmap_src_stag, tvb, off + SW_RR_SRC_STAG_OFF, 4,
-				    ENC_BIG_ENDIAN);
-		proto_tree_add_item(ht, hf_rdmap_src_to, tvb, off + SW_RR_SRC_TO_OFF, 8,
+		proto_tree_add_item(ht, hf_rdmap_src_stag, tvb, off + IWARP_RDMAP_RR_SRC_STAG_OFF,
+				    4, ENC_BIG_ENDIAN);
+		proto_tree_add_item(ht, hf_rdmap_src_to, tvb, off + IWARP_RDMAP_RR_SRC_TO_OFF, 8,
 				    ENC_BIG_ENDIAN);
 	}
 }
@@ -535,8 +563,9 @@ static int dissect_rddp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
 	static int *const rdmap_fields[] = { &hf_rdmap_rv, &hf_rdmap_rsv, &hf_rdmap_opcode,
 					     NULL };
 	struct swiwarp_ulpdu_info *ui = (struct swiwarp_ulpdu_info *)data;
-	struct sw_ddp_hdr h;
-	struct sw_read_req rq;
+	struct iwarp_ddp_hdr h;
+	struct iwarp_rdmap_read_req rq;
+	const struct iwarp_rdmap_opinfo *info;
 	struct seg_info *si = NULL;
 	struct rdmap_conn *c = NULL;
 	struct swiwarp_tap_rec *tr;
@@ -548,33 +577,34 @@ static int dissect_rddp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
 	gboolean have_rq = FALSE;
 	const char *opname;
 
-	if (len < SW_DDP_MIN_HDR_LEN)
+	if (len < IWARP_DDP_MIN_HDR_LEN)
 		return 0;
-	c0 = tvb_get_guint8(tvb, 0);
-	c1 = tvb_get_guint8(tvb, 1);
-	opcode = sw_rdmap_opcode(c1);
-	opname = sw_rdmap_opcode_name(opcode);
+	c0 = tvb_get_guint8(tvb, IWARP_DDP_CTRL_OFF);
+	c1 = tvb_get_guint8(tvb, IWARP_RDMAP_CTRL_OFF);
+	opcode = c1 & IWARP_RDMAP_OPCODE_MASK;
+	opname = iwarp_rdmap_opcode_name(opcode);
+	info = iwarp_rdmap_opcode_info(opcode);
 	memset(&h, 0, sizeof(h));
-	h.tagged = (c0 & SW_DDP_T) != 0;
-	h.last = (c0 & SW_DDP_L) != 0;
-	hlen = h.tagged ? SW_DDP_TAGGED_HDR_LEN : SW_DDP_UNTAGGED_HDR_LEN;
+	h.tagged = (c0 & IWARP_DDP_FLAG_TAGGED) != 0;
+	h.last = (c0 & IWARP_DDP_FLAG_LAST) != 0;
+	hlen = h.tagged ? IWARP_DDP_TAGGED_HDR_LEN : IWARP_DDP_UNTAGGED_HDR_LEN;
 
 	di = proto_tree_add_item(tree, proto_rddp, tvb, 0, MIN((guint)hlen, len), ENC_NA);
 	dt = proto_item_add_subtree(di, ett_ddp);
-	ci = proto_tree_add_bitmask(dt, tvb, 0, hf_ddp_ctrl, ett_ddp_ctrl, ddp_fields,
-				    ENC_BIG_ENDIAN);
-	if (sw_ddp_version(c0) != SW_DDP_VERSION)
+	ci = proto_tree_add_bitmask(dt, tvb, IWARP_DDP_CTRL_OFF, hf_ddp_ctrl, ett_ddp_ctrl,
+				    ddp_fields, ENC_BIG_ENDIAN);
+	if ((c0 & IWARP_DDP_DV_MASK) != IWARP_DDP_VERSION)
 		expert_add_info(pinfo, ci, &ei_ddp_version);
-	if (c0 & SW_DDP_RSVD_MASK)
+	if (c0 & IWARP_DDP_RSVD_MASK)
 		expert_add_info(pinfo, ci, &ei_ddp_rsvd);
 
 	ri = proto_tree_add_item(tree, proto_rdmap, tvb, 0, -1, ENC_NA);
 	rt = proto_item_add_subtree(ri, ett_rdmap);
 	proto_item_append_text(ri, ", %s", opname);
-	ci = proto_tree_add_bitmask(rt, tvb, 1, hf_rdmap_ctrl, ett_rdmap_ctrl, rdmap_fields,
-				    ENC_BIG_ENDIAN);
+	ci = proto_tree_add_bitmask(rt, tvb, IWARP_RDMAP_CTRL_OFF, hf_rdmap_ctrl, ett_rdmap_ctrl,
+				    rdmap_fields, ENC_BIG_ENDIAN);
 	oi = ci;
-	if (sw_rdmap_version(c1) != SW_RDMAP_VERSION)
+	if ((c1 & IWARP_RDMAP_RV_MASK) >> IWARP_RDMAP_RV_SHIFT != IWARP_RDMAP_VERSION)
 		expert_add_info(pinfo, ci, &ei_rdmap_version);
 
 	if (len < (guint)hlen) {
@@ -582,34 +612,34 @@ static int dissect_rddp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
 		return len;
 	}
 	if (h.tagged) {
-		h.stag = tvb_get_ntohl(tvb, SW_DDP_STAG_OFF);
-		h.to = tvb_get_ntoh64(tvb, SW_DDP_TO_OFF);
-		proto_tree_add_item(dt, hf_ddp_stag, tvb, SW_DDP_STAG_OFF, 4, ENC_BIG_ENDIAN);
-		proto_tree_add_item(dt, hf_ddp_to, tvb, SW_DDP_TO_OFF, 8, ENC_BIG_ENDIAN);
+		h.stag = tvb_get_ntohl(tvb, IWARP_DDP_STAG_OFF);
+		h.to = tvb_get_ntoh64(tvb, IWARP_DDP_TO_OFF);
+		proto_tree_add_item(dt, hf_ddp_stag, tvb, IWARP_DDP_STAG_OFF, 4, ENC_BIG_ENDIAN);
+		proto_tree_add_item(dt, hf_ddp_to, tvb, IWARP_DDP_TO_OFF, 8, ENC_BIG_ENDIAN);
 	} else {
-		h.qn = tvb_get_ntohl(tvb, SW_DDP_QN_OFF);
-		h.msn = tvb_get_ntohl(tvb, SW_DDP_MSN_OFF);
-		h.mo = tvb_get_ntohl(tvb, SW_DDP_MO_OFF);
-		if (sw_rdmap_uses_inval_stag(opcode))
-			proto_tree_add_item(rt, hf_rdmap_inval_stag, tvb, SW_DDP_RSVDULP_OFF, 4,
-					    ENC_BIG_ENDIAN);
+		h.qn = tvb_get_ntohl(tvb, IWARP_DDP_QN_OFF);
+		h.msn = tvb_get_ntohl(tvb, IWARP_DDP_MSN_OFF);
+		h.mo = tvb_get_ntohl(tvb, IWARP_DDP_MO_OFF);
+		if (iwarp_rdmap_op_invalidates(opcode))
+			proto_tree_add_item(rt, hf_rdmap_inval_stag, tvb,
+					    IWARP_RDMAP_INVAL_STAG_OFF, 4, ENC_BIG_ENDIAN);
 		else
-			proto_tree_add_item(dt, hf_ddp_rsvdulp, tvb, SW_DDP_RSVDULP_OFF, 4,
+			proto_tree_add_item(dt, hf_ddp_rsvdulp, tvb, IWARP_RDMAP_INVAL_STAG_OFF, 4,
 					    ENC_BIG_ENDIAN);
-		proto_tree_add_item(dt, hf_ddp_qn, tvb, SW_DDP_QN_OFF, 4, ENC_BIG_ENDIAN);
-		proto_tree_add_item(dt, hf_ddp_msn, tvb, SW_DDP_MSN_OFF, 4, ENC_BIG_ENDIAN);
-		proto_tree_add_item(dt, hf_ddp_mo, tvb, SW_DDP_MO_OFF, 4, ENC_BIG_ENDIAN);
+		proto_tree_add_item(dt, hf_ddp_qn, tvb, IWARP_DDP_QN_OFF, 4, ENC_BIG_ENDIAN);
+		proto_tree_add_item(dt, hf_ddp_msn, tvb, IWARP_DDP_MSN_OFF, 4, ENC_BIG_ENDIAN);
+		proto_tree_add_item(dt, hf_ddp_mo, tvb, IWARP_DDP_MO_OFF, 4, ENC_BIG_ENDIAN);
 	}
 
 	/* Opcode checks: known, right buffer model, right queue. */
-	if (!sw_rdmap_opcode_known(opcode)) {
+	if (!info) {
 		expert_add_info(pinfo, oi, &ei_rdmap_opcode);
-	} else if (sw_rdmap_opcode_tagged(opcode) != h.tagged) {
+	} else if (info->tagged != h.tagged) {
 		expert_add_info(pinfo, oi, &ei_rdmap_model);
-	} else if (!h.tagged && h.qn != sw_rdmap_opcode_qn(opcode)) {
+	} else if (!h.tagged && h.qn != info->qn) {
 		expert_add_info_format(pinfo, oi, &ei_rdmap_qn,
 				       "%s must use queue %u, this segment uses %u", opname,
-				       sw_rdmap_opcode_qn(opcode), h.qn);
+				       info->qn, h.qn);
 	}
 
 	col_set_str(pinfo->cinfo, COL_PROTOCOL, "RDMAP");
@@ -624,106 +654,110 @@ static int dissect_rddp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
 	/* Opcode-specific RDMAP headers (only in the first segment). */
 	if (!h.tagged && h.mo == 0) {
 		switch (opcode) {
-		case SW_RDMAP_OP_READ_REQ: {
+		case IWARP_OP_READ_REQUEST: {
 			proto_tree *qt;
 
-			if (tvb_reported_length_remaining(tvb, off) < SW_RDMAP_READ_REQ_LEN) {
+			if (tvb_reported_length_remaining(tvb, off) < IWARP_RDMAP_READ_REQ_LEN) {
 				expert_add_info(pinfo, ri, &ei_ddp_short);
 				break;
 			}
-			qt = proto_tree_add_subtree(rt, tvb, off, SW_RDMAP_READ_REQ_LEN,
+			qt = proto_tree_add_subtree(rt, tvb, off, IWARP_RDMAP_READ_REQ_LEN,
 						    ett_rdmap_rr, NULL, "Read Request");
-			rq.sink_stag = tvb_get_ntohl(tvb, off + SW_RR_SINK_STAG_OFF);
-			rq.sink_to = tvb_get_ntoh64(tvb, off + SW_RR_SINK_TO_OFF);
-			rq.size = tvb_get_ntohl(tvb, off + SW_RR_SIZE_OFF);
+			rq.sink_stag = tvb_get_ntohl(tvb, off + IWARP_RDMAP_RR_SINK_STAG_OFF);
+			rq.sink_to = tvb_get_ntoh64(tvb, off + IWARP_RDMAP_RR_SINK_TO_OFF);
+			rq.size = tvb_get_ntohl(tvb, off + IWARP_RDMAP_RR_SIZE_OFF);
 			have_rq = TRUE;
-			proto_tree_add_item(qt, hf_rdmap_sink_stag, tvb, off + SW_RR_SINK_STAG_OFF, 4,
-					    ENC_BIG_ENDIAN);
-			proto_tree_add_item(qt, hf_rdmap_sink_to, tvb, off + SW_RR_SINK_TO_OFF, 8,
-					    ENC_BIG_ENDIAN);
-			proto_tree_add_item(qt, hf_rdmap_rdsz, tvb, off + SW_RR_SIZE_OFF, 4,
-					    ENC_BIG_ENDIAN);
-			proto_tree_add_item(qt, hf_rdmap_src_stag, tvb, off + SW_RR_SRC_STAG_OFF, 4,
-					    ENC_BIG_ENDIAN);
-			proto_tree_add_item(qt, hf_rdmap_src_to, tvb, off + SW_RR_SRC_TO_OFF, 8,
-					    ENC_BIG_ENDIAN);
+			proto_tree_add_item(qt, hf_rdmap_sink_stag, tvb,
+					    off + IWARP_RDMAP_RR_SINK_STAG_OFF, 4, ENC_BIG_ENDIAN);
+			proto_tree_add_item(qt, hf_rdmap_sink_to, tvb,
+					    off + IWARP_RDMAP_RR_SINK_TO_OFF, 8, ENC_BIG_ENDIAN);
+			proto_tree_add_item(qt, hf_rdmap_rdsz, tvb, off + IWARP_RDMAP_RR_SIZE_OFF,
+					    4, ENC_BIG_ENDIAN);
+			proto_tree_add_item(qt, hf_rdmap_src_stag, tvb,
+					    off + IWARP_RDMAP_RR_SRC_STAG_OFF, 4, ENC_BIG_ENDIAN);
+			proto_tree_add_item(qt, hf_rdmap_src_to, tvb,
+					    off + IWARP_RDMAP_RR_SRC_TO_OFF, 8, ENC_BIG_ENDIAN);
 			col_append_fstr(pinfo->cinfo, COL_INFO, " len=%u", rq.size);
-			off += SW_RDMAP_READ_REQ_LEN;
+			off += IWARP_RDMAP_READ_REQ_LEN;
 			break;
 		}
-		case SW_RDMAP_OP_TERMINATE:
+		case IWARP_OP_TERMINATE:
 			dissect_terminate(tvb, pinfo, rt, off);
 			off = len;
 			break;
-		case SW_RDMAP_OP_IMM:
-		case SW_RDMAP_OP_IMM_SE: {
+		case IWARP_OP_IMMEDIATE:
+		case IWARP_OP_IMMEDIATE_SE: {
 			proto_item *ii;
 			proto_tree *it;
 
-			if (tvb_reported_length_remaining(tvb, off) < SW_RDMAP_IMM_LEN) {
+			if (tvb_reported_length_remaining(tvb, off) < IWARP_RDMAP_IMMEDIATE_LEN) {
 				expert_add_info(pinfo, ri, &ei_ddp_short);
 				break;
 			}
-			ii = proto_tree_add_item(rt, hf_rdmap_imm, tvb, off, SW_RDMAP_IMM_LEN, ENC_NA);
+			ii = proto_tree_add_item(rt, hf_rdmap_imm, tvb, off,
+						 IWARP_RDMAP_IMMEDIATE_LEN, ENC_NA);
 			it = proto_item_add_subtree(ii, ett_rdmap_imm);
 			proto_tree_add_item(it, hf_rdmap_imm_value, tvb, off, 4, ENC_BIG_ENDIAN);
-			proto_tree_add_item(it, hf_rdmap_imm_flags, tvb, off + 4, 4, ENC_BIG_ENDIAN);
-			proto_tree_add_item(it, hf_rdmap_imm_send_follows, tvb, off + 4, 4,
-					    ENC_BIG_ENDIAN);
+			proto_tree_add_item(it, hf_rdmap_imm_flags, tvb,
+					    off + IWARP_RDMAP_IMM_FLAGS_OFF, 4, ENC_BIG_ENDIAN);
+			proto_tree_add_item(it, hf_rdmap_imm_send_follows, tvb,
+					    off + IWARP_RDMAP_IMM_FLAGS_OFF, 4, ENC_BIG_ENDIAN);
 			/* swiwarp's Send with Immediate: the Send that follows carries it */
-			if (tvb_get_ntohl(tvb, off + 4) & SW_IMM_FLAG_SEND_FOLLOWS)
+			if (tvb_get_ntohl(tvb, off + IWARP_RDMAP_IMM_FLAGS_OFF) &
+			    IWARP_IMM_FLAG_SEND_FOLLOWS)
 				col_append_str(pinfo->cinfo, COL_INFO, " (Send follows)");
-			off += SW_RDMAP_IMM_LEN;
+			off += IWARP_RDMAP_IMMEDIATE_LEN;
 			break;
 		}
-		case SW_RDMAP_OP_ATOMIC_REQ: {
+		case IWARP_OP_ATOMIC_REQUEST: {
 			proto_tree *at;
 			guint32 aop;
 
-			if (tvb_reported_length_remaining(tvb, off) < SW_ATOMIC_REQ_LEN) {
+			if (tvb_reported_length_remaining(tvb, off) < IWARP_RDMAP_ATOMIC_REQ_LEN) {
 				expert_add_info(pinfo, ri, &ei_ddp_short);
 				break;
 			}
-			at = proto_tree_add_subtree(rt, tvb, off, SW_ATOMIC_REQ_LEN, ett_rdmap_atomic,
-						    NULL, "Atomic Request");
-			aop = tvb_get_ntohl(tvb, off + SW_ATOMIC_OP_OFF);
-			proto_tree_add_item(at, hf_rdmap_atomic_rsvd, tvb, off + SW_ATOMIC_OP_OFF, 4,
-					    ENC_BIG_ENDIAN);
-			proto_tree_add_item(at, hf_rdmap_atomic_op, tvb, off + SW_ATOMIC_OP_OFF, 4,
-					    ENC_BIG_ENDIAN);
+			at = proto_tree_add_subtree(rt, tvb, off, IWARP_RDMAP_ATOMIC_REQ_LEN,
+						    ett_rdmap_atomic, NULL, "Atomic Request");
+			aop = tvb_get_ntohl(tvb, off + IWARP_RDMAP_AREQ_AOP_OFF);
+			proto_tree_add_item(at, hf_rdmap_atomic_rsvd, tvb,
+					    off + IWARP_RDMAP_AREQ_AOP_OFF, 4, ENC_BIG_ENDIAN);
+			proto_tree_add_item(at, hf_rdmap_atomic_op, tvb,
+					    off + IWARP_RDMAP_AREQ_AOP_OFF, 4, ENC_BIG_ENDIAN);
 			proto_tree_add_item(at, hf_rdmap_atomic_reqid, tvb,
-					    off + SW_ATOMIC_REQID_OFF, 4, ENC_BIG_ENDIAN);
-			proto_tree_add_item(at, hf_rdmap_atomic_stag, tvb, off + SW_ATOMIC_STAG_OFF,
-					    4, ENC_BIG_ENDIAN);
-			proto_tree_add_item(at, hf_rdmap_atomic_to, tvb, off + SW_ATOMIC_TO_OFF, 8,
-					    ENC_BIG_ENDIAN);
+					    off + IWARP_RDMAP_AREQ_REQID_OFF, 4, ENC_BIG_ENDIAN);
+			proto_tree_add_item(at, hf_rdmap_atomic_stag, tvb,
+					    off + IWARP_RDMAP_AREQ_STAG_OFF, 4, ENC_BIG_ENDIAN);
+			proto_tree_add_item(at, hf_rdmap_atomic_to, tvb,
+					    off + IWARP_RDMAP_AREQ_TO_OFF, 8, ENC_BIG_ENDIAN);
 			proto_tree_add_item(at, hf_rdmap_atomic_add_swap, tvb,
-					    off + SW_ATOMIC_ADD_SWAP_OFF, 8, ENC_BIG_ENDIAN);
+					    off + IWARP_RDMAP_AREQ_ADD_SWAP_OFF, 8, ENC_BIG_ENDIAN);
 			proto_tree_add_item(at, hf_rdmap_atomic_add_swap_mask, tvb,
-					    off + SW_ATOMIC_ADD_SWAP_MASK_OFF, 8, ENC_BIG_ENDIAN);
-			proto_tree_add_item(at, hf_rdmap_atomic_cmp, tvb, off + SW_ATOMIC_CMP_OFF, 8,
+					    off + IWARP_RDMAP_AREQ_ADD_SWAP_MASK_OFF, 8,
 					    ENC_BIG_ENDIAN);
+			proto_tree_add_item(at, hf_rdmap_atomic_cmp, tvb,
+					    off + IWARP_RDMAP_AREQ_CMP_OFF, 8, ENC_BIG_ENDIAN);
 			proto_tree_add_item(at, hf_rdmap_atomic_cmp_mask, tvb,
-					    off + SW_ATOMIC_CMP_MASK_OFF, 8, ENC_BIG_ENDIAN);
+					    off + IWARP_RDMAP_AREQ_CMP_MASK_OFF, 8, ENC_BIG_ENDIAN);
 			col_append_fstr(pinfo->cinfo, COL_INFO, " %s",
-					sw_atomic_op_name(sw_atomic_op(aop)));
-			off += SW_ATOMIC_REQ_LEN;
+					iwarp_atomic_opcode_name(aop & IWARP_RDMAP_AREQ_AOP_MASK));
+			off += IWARP_RDMAP_ATOMIC_REQ_LEN;
 			break;
 		}
-		case SW_RDMAP_OP_ATOMIC_RESP: {
+		case IWARP_OP_ATOMIC_RESPONSE: {
 			proto_tree *at;
 
-			if (tvb_reported_length_remaining(tvb, off) < SW_ATOMIC_RESP_LEN) {
+			if (tvb_reported_length_remaining(tvb, off) < IWARP_RDMAP_ATOMIC_RESP_LEN) {
 				expert_add_info(pinfo, ri, &ei_ddp_short);
 				break;
 			}
-			at = proto_tree_add_subtree(rt, tvb, off, SW_ATOMIC_RESP_LEN, ett_rdmap_atomic,
-						    NULL, "Atomic Response");
+			at = proto_tree_add_subtree(rt, tvb, off, IWARP_RDMAP_ATOMIC_RESP_LEN,
+						    ett_rdmap_atomic, NULL, "Atomic Response");
 			proto_tree_add_item(at, hf_rdmap_atomic_orig_reqid, tvb,
-					    off + SW_ATOMIC_RESP_REQID_OFF, 4, ENC_BIG_ENDIAN);
+					    off + IWARP_RDMAP_ARESP_REQID_OFF, 4, ENC_BIG_ENDIAN);
 			proto_tree_add_item(at, hf_rdmap_atomic_orig_value, tvb,
-					    off + SW_ATOMIC_RESP_VALUE_OFF, 8, ENC_BIG_ENDIAN);
-			off += SW_ATOMIC_RESP_LEN;
+					    off + IWARP_RDMAP_ARESP_VALUE_OFF, 8, ENC_BIG_ENDIAN);
+			off += IWARP_RDMAP_ATOMIC_RESP_LEN;
 			break;
 		}
 		default:
@@ -744,7 +778,7 @@ static int dissect_rddp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
 		if (!si && !PINFO_FD_VISITED(pinfo)) {
 			si = wmem_new0(wmem_file_scope(), struct seg_info);
 			/* Segments with an unknown opcode do not move the stream state. */
-			if (sw_rdmap_opcode_known(opcode))
+			if (info)
 				track_segment(pinfo, c, ui->dir, ui->from_start, &h, opcode,
 					      (guint32)plen, have_rq ? &rq : NULL, si);
 			p_add_proto_data(wmem_file_scope(), pinfo, proto_rddp, idx, si);
@@ -776,12 +810,12 @@ static int dissect_rddp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
 			proto_item_set_generated(proto_tree_add_uint(rt, hf_rdmap_stag_bytes, tvb, 0,
 								     0, si->stag_bytes));
 		}
-		if (opcode == SW_RDMAP_OP_READ_REQ && si->rr) {
+		if (opcode == IWARP_OP_READ_REQUEST && si->rr) {
 			if (si->rr->resp_last)
 				proto_item_set_generated(proto_tree_add_uint(
 					rt, hf_rdmap_read_response_in, tvb, 0, 0, si->rr->resp_last));
 		}
-		if (opcode == SW_RDMAP_OP_READ_RESP) {
+		if (opcode == IWARP_OP_READ_RESPONSE) {
 			if (si->rr) {
 				proto_item_set_generated(proto_tree_add_uint(
 					rt, hf_rdmap_read_request_in, tvb, 0, 0, si->rr->req_frame));
@@ -812,7 +846,7 @@ static int dissect_rddp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
 		tr->opcode = opcode;
 		tr->last = h.last;
 		tr->bytes = (guint32)plen;
-		if (si && opcode == SW_RDMAP_OP_READ_RESP && si->rr && h.last &&
+		if (si && opcode == IWARP_OP_READ_RESPONSE && si->rr && h.last &&
 		    si->rr->resp_last == pinfo->num) {
 			nstime_t dt_ns;
 
@@ -824,7 +858,7 @@ static int dissect_rddp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
 	}
 
 	/* Payload: reassemble multi-segment messages, then hand it on. */
-	if (plen > 0 && sw_rdmap_opcode_has_payload(opcode)) {
+	if (plen > 0 && iwarp_rdmap_op_has_payload(opcode)) {
 		struct swiwarp_payload_info pi;
 		tvbuff_t *ptvb = NULL;
 		gboolean single;
@@ -883,13 +917,14 @@ void swiwarp_register_rdmap(void)
 	static hf_register_info hf_ddp[] = {
 		{ &hf_ddp_ctrl, { "DDP control", "rddp.ctrl", FT_UINT8, BASE_HEX, NULL, 0x0, NULL,
 				  HFILL } },
-		{ &hf_ddp_t, { "Tagged (T)", "rddp.t", FT_BOOLEAN, 8, NULL, SW_DDP_T, NULL,
+		{ &hf_ddp_t, { "Tagged (T)", "rddp.t", FT_BOOLEAN, 8, NULL, IWARP_DDP_FLAG_TAGGED,
+			       NULL, HFILL } },
+		{ &hf_ddp_l, { "Last (L)", "rddp.l", FT_BOOLEAN, 8, NULL, IWARP_DDP_FLAG_LAST, NULL,
 			       HFILL } },
-		{ &hf_ddp_l, { "Last (L)", "rddp.l", FT_BOOLEAN, 8, NULL, SW_DDP_L, NULL, HFILL } },
 		{ &hf_ddp_rsvd, { "Reserved", "rddp.rsvd", FT_UINT8, BASE_HEX, NULL,
-				  SW_DDP_RSVD_MASK, NULL, HFILL } },
-		{ &hf_ddp_dv, { "DDP version", "rddp.dv", FT_UINT8, BASE_DEC, NULL, SW_DDP_DV_MASK,
-				NULL, HFILL } },
+				  IWARP_DDP_RSVD_MASK, NULL, HFILL } },
+		{ &hf_ddp_dv, { "DDP version", "rddp.dv", FT_UINT8, BASE_DEC, NULL,
+				IWARP_DDP_DV_MASK, NULL, HFILL } },
 		{ &hf_ddp_rsvdulp, { "Reserved for ULP", "rddp.rsvdulp", FT_UINT32, BASE_HEX, NULL,
 				     0x0, NULL, HFILL } },
 		{ &hf_ddp_stag, { "STag", "rddp.stag", FT_UINT32, BASE_HEX, NULL, 0x0, NULL,
@@ -938,11 +973,11 @@ void swiwarp_register_rdmap(void)
 		{ &hf_rdmap_ctrl, { "RDMAP control", "rdmap.ctrl", FT_UINT8, BASE_HEX, NULL, 0x0,
 				    NULL, HFILL } },
 		{ &hf_rdmap_rv, { "RDMAP version", "rdmap.rv", FT_UINT8, BASE_DEC, NULL,
-				  SW_RDMAP_RV_MASK, NULL, HFILL } },
+				  IWARP_RDMAP_RV_MASK, NULL, HFILL } },
 		{ &hf_rdmap_rsv, { "Reserved", "rdmap.rsv", FT_UINT8, BASE_HEX, NULL,
-				   SW_RDMAP_RSV_MASK, NULL, HFILL } },
+				   IWARP_RDMAP_RSVD_MASK, NULL, HFILL } },
 		{ &hf_rdmap_opcode, { "Opcode", "rdmap.opcode", FT_UINT8, BASE_HEX,
-				      VALS(sw_rdmap_opcode_vals), SW_RDMAP_OPCODE_MASK, NULL,
+				      VALS(rdmap_opcode_vals), IWARP_RDMAP_OPCODE_MASK, NULL,
 				      HFILL } },
 		{ &hf_rdmap_inval_stag, { "Invalidate STag", "rdmap.inval_stag", FT_UINT32,
 					  BASE_HEX, NULL, 0x0, NULL, HFILL } },
@@ -980,13 +1015,15 @@ void swiwarp_register_rdmap(void)
 					 "Octets 4-7: a swiwarp convention between swiwarp peers "
 					 "(zero elsewhere)", HFILL } },
 		{ &hf_rdmap_imm_send_follows, { "Send follows", "rdmap.imm.send_follows",
-						FT_BOOLEAN, 32, NULL, SW_IMM_FLAG_SEND_FOLLOWS,
+						FT_BOOLEAN, 32, NULL, IWARP_IMM_FLAG_SEND_FOLLOWS,
 						"swiwarp Send with Immediate: the next Send carries "
 						"this value", HFILL } },
 		{ &hf_rdmap_term_ctrl, { "Terminate control", "rdmap.term.ctrl", FT_UINT32,
 					 BASE_HEX, NULL, 0x0, NULL, HFILL } },
+		/* Layer, M, D, R: bits of one octet of the control word. */
 		{ &hf_rdmap_term_layer, { "Layer", "rdmap.term.layer", FT_UINT8, BASE_HEX,
-					  VALS(sw_term_layer_vals), 0xF0, NULL, HFILL } },
+					  VALS(term_layer_vals), IWARP_TERM_LAYER_MASK >> 24, NULL,
+					  HFILL } },
 		{ &hf_rdmap_term_etype, { "Error type", "rdmap.term.etype", FT_UINT8, BASE_HEX, NULL,
 					  0x0, NULL, HFILL } },
 		{ &hf_rdmap_term_ecode, { "Error code", "rdmap.term.ecode", FT_UINT8, BASE_HEX,
@@ -994,15 +1031,16 @@ void swiwarp_register_rdmap(void)
 		{ &hf_rdmap_term_error, { "Error", "rdmap.term.error", FT_STRING, BASE_NONE, NULL,
 					  0x0, NULL, HFILL } },
 		{ &hf_rdmap_term_hdrct, { "Header control", "rdmap.term.hdrct", FT_UINT8, BASE_HEX,
-					  NULL, 0xE0, NULL, HFILL } },
+					  NULL, (IWARP_TERM_FLAG_M | IWARP_TERM_FLAG_D |
+						 IWARP_TERM_FLAG_R) >> 8, NULL, HFILL } },
 		{ &hf_rdmap_term_m, { "DDP segment length valid (M)", "rdmap.term.m", FT_BOOLEAN, 8,
-				      NULL, 0x80, NULL, HFILL } },
+				      NULL, IWARP_TERM_FLAG_M >> 8, NULL, HFILL } },
 		{ &hf_rdmap_term_d, { "DDP header included (D)", "rdmap.term.d", FT_BOOLEAN, 8,
-				      NULL, 0x40, NULL, HFILL } },
+				      NULL, IWARP_TERM_FLAG_D >> 8, NULL, HFILL } },
 		{ &hf_rdmap_term_r, { "RDMAP header included (R)", "rdmap.term.r", FT_BOOLEAN, 8,
-				      NULL, 0x20, NULL, HFILL } },
+				      NULL, IWARP_TERM_FLAG_R >> 8, NULL, HFILL } },
 		{ &hf_rdmap_term_rsvd, { "Reserved", "rdmap.term.rsvd", FT_UINT32, BASE_HEX, NULL,
-					 SW_TERM_RSVD_MASK, NULL, HFILL } },
+					 IWARP_TERM_RSVD_MASK, NULL, HFILL } },
 		{ &hf_rdmap_term_seglen, { "Terminated DDP segment length", "rdmap.term.seglen",
 					   FT_UINT16, BASE_DEC, NULL, 0x0, NULL, HFILL } },
 		{ &hf_rdmap_term_ddp_hdr, { "Terminated DDP header", "rdmap.term.ddp_hdr", FT_BYTES,
@@ -1010,10 +1048,10 @@ void swiwarp_register_rdmap(void)
 		{ &hf_rdmap_term_rdma_hdr, { "Terminated RDMAP header", "rdmap.term.rdmap_hdr",
 					     FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL } },
 		{ &hf_rdmap_atomic_rsvd, { "Reserved", "rdmap.atomic.rsvd", FT_UINT32, BASE_HEX,
-					   NULL, SW_ATOMIC_RSVD_MASK, NULL, HFILL } },
+					   NULL, IWARP_RDMAP_AREQ_RSVD_MASK, NULL, HFILL } },
 		{ &hf_rdmap_atomic_op, { "Atomic operation", "rdmap.atomic.op", FT_UINT32,
-					 BASE_DEC, VALS(sw_atomic_op_vals), SW_ATOMIC_OP_MASK, NULL,
-					 HFILL } },
+					 BASE_DEC, VALS(atomic_op_vals), IWARP_RDMAP_AREQ_AOP_MASK,
+					 NULL, HFILL } },
 		{ &hf_rdmap_atomic_reqid, { "Request identifier", "rdmap.atomic.reqid", FT_UINT32,
 					    BASE_HEX, NULL, 0x0, NULL, HFILL } },
 		{ &hf_rdmap_atomic_stag, { "Remote STag", "rdmap.atomic.stag", FT_UINT32, BASE_HEX,
@@ -1090,7 +1128,7 @@ void swiwarp_register_rdmap(void)
 	module_t *m;
 	expert_module_t *em;
 
-	sw_fill_value_strings();
+	fill_value_strings();
 	proto_rddp = proto_register_protocol("iWARP Direct Data Placement (swiwarp)", "RDDP",
 					     "rddp");
 	proto_rdmap = proto_register_protocol("iWARP RDMA Protocol (swiwarp)", "RDMAP",

@@ -8,8 +8,9 @@
 #include <epan/packet.h>
 #include <epan/stats_tree.h>
 
-#include "swiwarp.h"
-#include "wire.h"
+#include <iwarp/rdmap.h>
+
+#include "plugin.h"
 
 static int st_root = -1;
 static int st_reads = -1;
@@ -35,7 +36,7 @@ static tap_packet_status stats_packet(stats_tree *st, packet_info *pinfo, epan_d
 	/* Node names only need to be unique among their siblings. */
 	g_snprintf(dir, sizeof(dir), "direction %d%s", r->dir,
 		   r->dir ? " (to the initiator)" : " (from the initiator)");
-	g_snprintf(op, sizeof(op), "%s", sw_rdmap_opcode_name(r->opcode));
+	g_snprintf(op, sizeof(op), "%s", iwarp_rdmap_opcode_name(r->opcode));
 
 	tick_stat_node(st, root_name, 0, FALSE);
 	conn_node = tick_stat_node(st, conn, st_root, TRUE);

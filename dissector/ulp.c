@@ -39,8 +39,7 @@
 
 #include <iwarp/rdmap.h>
 
-#include "swiwarp.h"
-#include "wire.h"
+#include "plugin.h"
 
 /* IB service id of an rdma_cm (IP-based) connection: ULP 0x01, protocol TCP
  * (IBTA Annex A11), the TCP port in the low 16 bits. */

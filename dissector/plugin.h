@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Internal interfaces of the swiwarp Wireshark plugin (mpa.c, rdmap.c,
- * stats.c).  Wire-format constants come from the shared core in
- * include/iwarp/; this header only holds what is specific to Wireshark.
+ * Internal interfaces between the parts of the swiwarp Wireshark plugin
+ * (plugin.c, mpa.c, rdmap.c, ulp.c, stats.c).  Wire-format names, offsets
+ * and parsers come straight from the shared core in include/iwarp/; this
+ * header only holds what is specific to the plugin.
  */
-#ifndef SWIWARP_DISSECTOR_H
-#define SWIWARP_DISSECTOR_H
+#ifndef SWIWARP_PLUGIN_H
+#define SWIWARP_PLUGIN_H
 
 #include <epan/packet.h>
 
