@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Userspace style: clang-format (every C/C++ file under a directory with a
-# .clang-format of ours) and, with --tidy, clang-tidy on libdpi and the flows
+# Userspace style: clang-format (every C/C++ file under the directories listed
+# below) and, with --tidy, clang-tidy on libdpi and the flows
 # library with their own .clang-tidy profiles.
 # Usage: tools/style.sh [--tidy] [BUILD_DIR]
 # Prints "FAIL: style.format FILE" per badly formatted file, or with --tidy
@@ -16,8 +16,12 @@ tidy=0
 build=${1:-${BUILD:-$top/build}}
 rc=0
 
-# The directories that carry a .clang-format of ours.
-mapfile -t dirs < <(git ls-files '*.clang-format' | xargs -rn1 dirname)
+# The directories whose C/C++ is formatted with clang-format.  Each file gets
+# the nearest .clang-format above it: the top-level one (libdpi, flows and
+# their tests) or userspace/provider's (the provider and, by a symbolic link,
+# its tests).  The kernel, the dissector, include/ and tools/ follow the
+# kernel's style instead (suite 30-kernel-style for the module).
+dirs=(userspace/provider tests/provider userspace/dpi tests/dpi userspace/flows tests/flows)
 mapfile -t files < <(for d in "${dirs[@]}"; do git ls-files "$d" | grep -E '\.(c|h|cpp|hpp)$'; done | sort -u)
 bad=0
 # One clang-format run for all files; it names each file it would change.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Userspace style: every C/C++ file under a directory with our .clang-format
-# (provider, libdpi, flows and their tests) is clang-format clean.  The
+# Userspace style: every C/C++ file of the provider, libdpi, flows and their
+# tests (the list is in tools/style.sh) is clang-format clean.  The
 # clang-tidy half is `make tidy` (tools/style.sh --tidy): at ~18 s of CPU a
 # file it would cost make check several minutes.
 set -uo pipefail
