@@ -335,7 +335,7 @@ if g1; then
 	fi
 else
 	bar capi-up
-	"$bin/tests/dpi-capi-check" >"$out/capi-check.log" 2>&1
+	"${DPI_TEST_BIN:-$BUILD/tests/dpi}/dpi-capi-check" >"$out/capi-check.log" 2>&1
 	rc=$?
 	if [ $rc -eq 0 ]; then
 		lab_pass "$t.c-api"

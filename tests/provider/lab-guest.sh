@@ -7,7 +7,7 @@ source "$LAB_TOP/tests/lab/lib.sh"
 
 pbuild=${PROVIDER_BUILD:-$BUILD/userspace/provider}
 so=$pbuild/libswiwarp-rdmav34.so
-prog=$pbuild/provider_lab_verbs
+prog=${PROVIDER_TEST_BUILD:-$BUILD/tests/provider}/provider_lab_verbs
 dev=swiwarp0
 names=(device_up ibv_devices ibv_devinfo verbs fastpath_no_syscalls
 	doorbell_on_idle)

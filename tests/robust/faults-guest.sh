@@ -26,7 +26,7 @@
 set -uo pipefail
 source "$LAB_TOP/tests/lab/lib.sh"
 
-soak=${SOAK_BIN:-$BUILD/tools/hostile/swiwarp-soak}
+soak=${SOAK_BIN:-$BUILD/tests/soak/swiwarp-soak}
 p=faults
 nqp=4
 lab_verbs_up swiwarp "$p" "$soak" || exit 0

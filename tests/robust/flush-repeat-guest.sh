@@ -20,7 +20,7 @@
 set -uo pipefail
 source "$LAB_TOP/tests/lab/lib.sh"
 
-soak=${SOAK_BIN:-$BUILD/tools/hostile/swiwarp-soak}
+soak=${SOAK_BIN:-$BUILD/tests/soak/swiwarp-soak}
 reps=${REPS:-10}
 read -r -a kinds <<<"${KINDS:-vanish killed acked}"
 p=flushrep

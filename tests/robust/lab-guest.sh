@@ -24,7 +24,7 @@ seed=${ROBUST_SEED:-20261122}
 nrand=${ROBUST_N:-16}
 mpa_ms=${ROBUST_MPA_TIMEOUT_MS:-3000}
 hostile=$BUILD/tools/hostile/hostile
-prot=$BUILD/tools/hostile/robust-prot
+prot=$BUILD/tests/robust/robust-prot
 known=$LAB_TOP/tests/robust/known-bugs
 pbase=robust
 [ "$dev_kind" = siw ] && pbase=robust.siw

@@ -12,7 +12,7 @@ set -uo pipefail
 source "$LAB_TOP/tests/lab/lib.sh"
 
 dev=${NEG_DEV:-swiwarp}
-neg=${NEG_BIN:-$BUILD/tools/hostile/robust-neg}
+neg=${NEG_BIN:-$BUILD/tests/robust/robust-neg}
 big=
 [ "${NEG_BIG:-0}" = 1 ] && big=big
 port=7176

@@ -19,7 +19,7 @@ secs=${SOAK_SECS:-60}
 seed=${SOAK_SEED:-20261122}
 p=${SOAK_NAME:-soak}
 [ "$dev" = siw ] && p=$p.siw
-soak=${SOAK_BIN:-$BUILD/tools/hostile/swiwarp-soak}
+soak=${SOAK_BIN:-$BUILD/tests/soak/swiwarp-soak}
 port=7190
 mod=$dev
 

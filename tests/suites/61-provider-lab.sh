@@ -20,7 +20,7 @@ skip_all() {
 
 [ -x tests/lab/lab ] || skip_all "(no lab: tests/lab/lab missing)"
 for f in "$BUILD/userspace/provider/libswiwarp-rdmav34.so" \
-	"$BUILD/userspace/provider/provider_lab_verbs"; do
+	"$BUILD/tests/provider/provider_lab_verbs"; do
 	[ -f "$f" ] || skip_all "(not built: $f; run make all)"
 done
 ko=

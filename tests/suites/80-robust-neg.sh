@@ -19,7 +19,7 @@ top=${SWIWARP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 export BUILD=${BUILD:-$top/build} SWIWARP_TOP=$top
 cd "$top" || exit 1
 source tests/robust/suite-lib.sh
-robust_prereq robust.neg "$BUILD/tools/hostile/robust-neg" || exit 0
+robust_prereq robust.neg "$BUILD/tests/robust/robust-neg" || exit 0
 cmd=
 for v in NEG_DEV NEG_BIG NEG_MEMCG ROBUST_STRICT; do
 	[ -n "${!v:-}" ] && cmd+="$v=$(printf '%q' "${!v}") "

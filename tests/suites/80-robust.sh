@@ -21,9 +21,9 @@ export BUILD=${BUILD:-$top/build} SWIWARP_TOP=$top
 cd "$top" || exit 1
 source tests/robust/suite-lib.sh
 if [ "${ROBUST_DEV:-swiwarp}" = swiwarp ]; then
-	robust_prereq robust "$BUILD/tools/hostile/hostile" "$BUILD/tools/hostile/robust-prot" || exit 0
+	robust_prereq robust "$BUILD/tools/hostile/hostile" "$BUILD/tests/robust/robust-prot" || exit 0
 else
-	for f in "$BUILD/tools/hostile/hostile" "$BUILD/tools/hostile/robust-prot"; do
+	for f in "$BUILD/tools/hostile/hostile" "$BUILD/tests/robust/robust-prot"; do
 		[ -x "$f" ] || { echo "SKIP: robust.all (not built: $f; run make all)"; exit 0; }
 	done
 fi

@@ -15,7 +15,7 @@ top=${SWIWARP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 export BUILD=${BUILD:-$top/build} SWIWARP_TOP=$top
 cd "$top" || exit 1
 source tests/robust/suite-lib.sh
-robust_prereq faults "$BUILD/tools/hostile/swiwarp-soak" || exit 0
+robust_prereq faults "$BUILD/tests/soak/swiwarp-soak" || exit 0
 robust_mixed faults swiwarp || exit 0
 robust_lab faults "${FAULTS_TIMEOUT:-1800}" 1024 "tests/robust/faults-guest.sh"
 exit 0

@@ -8,7 +8,7 @@ top=${SWIWARP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 export BUILD=${BUILD:-$top/build} SWIWARP_TOP=$top
 cd "$top" || exit 1
 source tests/robust/suite-lib.sh
-robust_prereq soak "$BUILD/tools/hostile/swiwarp-soak" || exit 0
+robust_prereq soak "$BUILD/tests/soak/swiwarp-soak" || exit 0
 # Allocation tracking on every kmalloc cache, so the leak check counts the
 # objects each call site holds instead of estimating from /proc/slabinfo
 # (tests/robust/slab-lib.sh, slab_sites; Documentation/robustness.md).
