@@ -9,7 +9,9 @@
 #     and Zipf keys;
 #   - streaming aggregation: eager partial aggregation + lazy merge vs
 #     re-partitioning.
-# JSON goes to build/bench/flows/, plots to Documentation/images/flows-*.png;
+# JSON goes to build/bench/flows/ and is kept as
+# Documentation/data/bench-flows-DRIVER-STAMP.jsonl, plots go to
+# Documentation/images/flows-*.png;
 # Documentation/benchmarks-flows.md discusses them.  All numbers come from
 # TCG guests on a shared host: compare ratios within one run only.
 #   FLOWS_BENCH_DRIVER=rxe|swiwarp|siw (default rxe)  FLOWS_BENCH_MB=8
@@ -38,6 +40,8 @@ tests/lab/lab run -n 3 --name flows-bench --out "$out" --timeout "${FLOWS_BENCH_
 rc=$?
 cat "$out"/g*/bench.jsonl >"$res/results-$drv-$stamp.jsonl" 2>/dev/null
 cp "$res/results-$drv-$stamp.jsonl" "$res/results-$drv.jsonl"
+[ -s "$res/results-$drv-$stamp.jsonl" ] &&
+	cp "$res/results-$drv-$stamp.jsonl" "Documentation/data/bench-flows-$drv-$stamp.jsonl"
 py=/usr/bin/python3 # Debian's, with python3-matplotlib
 [ -x "$py" ] || py=python3
 "$py" tests/bench/flows/plot.py "$res/results-$drv.jsonl" "$drv" Documentation/images "$res/summary-$drv.json" ||

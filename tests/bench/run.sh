@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench: every benchmark we have.  Each part is its own script that
 # writes JSON under build/bench/ and plots + a report section under
-# Documentation/.  Numbers are same-boot ratios only (TCG guests).
+# Documentation/ (stack and flows keep their results in Documentation/data/).  Numbers are same-boot ratios only (TCG guests).
 #
 #   tests/bench/stack.sh       swiwarp vs upstream siw vs iperf3 TCP (issue 7)
 #   tests/bench/dpi-append.sh  DPI_Append vs ib_write_bw (issue 5)

@@ -2,7 +2,8 @@
 # Stack benchmark (issue 7): swiwarp vs upstream siw vs TCP (iperf3), all
 # in the same boot, A/B/A/B.  Two lab runs: "lo" (one guest, 2 vCPUs,
 # devices on the loopback netdev) and "link" (two guests on the virtual
-# link).  Writes build/bench/stack/results.json, plots
+# link).  Writes build/bench/stack/results.json (kept as
+# Documentation/data/bench-stack-DATE.json), plots
 # Documentation/images/bench-*.png and the stack section of
 # Documentation/benchmarks.md.  Numbers are same-boot ratios only.
 #
@@ -104,6 +105,6 @@ lab_secs=$(($(date +%s) - start))
 echo "stack bench: lab runs took $lab_secs s (host clock)"
 
 doc_args=()
-[ "${STACK_NO_DOC:-0}" = 1 ] || doc_args=(--doc Documentation/benchmarks.md --images Documentation/images)
+[ "${STACK_NO_DOC:-0}" = 1 ] || doc_args=(--doc Documentation/benchmarks.md --images Documentation/images --data Documentation/data)
 /usr/bin/python3 tests/bench/stack/report.py --out "$out" --lab-secs "$lab_secs" "${doc_args[@]}" $modes || rc=1
 exit $rc
