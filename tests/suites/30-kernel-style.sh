@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Kernel code hygiene, for every kernel whose headers are installed
 # (tools/kernels.sh headers: Debian 12's 6.1 and Debian's 6.12): swiwarp.ko
-# builds with W=1 and sparse (C=2) without a single warning, and kernel/
-# plus the uAPI header pass checkpatch.pl --strict of every installed
-# linux-source (extracted into build/, never committed).
+# and the lab's kernel verbs API test module (tests/kapi/swiwarp_kapi.ko)
+# build with W=1 and sparse (C=2) without a single warning, and kernel/,
+# tests/kapi/ and the uAPI header pass checkpatch.pl --strict of every
+# installed linux-source (extracted into build/, never committed).
 set -uo pipefail
 top=${SWIWARP_TOP:?}
 build=${BUILD:?}
@@ -22,18 +23,23 @@ fi
 while read -r kver kdir; do
 	s=$scratch/$kver
 	mkdir -p "$s"
-	git ls-files -z kernel include | xargs -0 cp --parents -t "$s"
-	if nice make -C "$kdir" M="$s/kernel" W=1 C=2 -j2 modules >"$s/build.log" 2>&1; then
-		if grep -E 'warning:|error:' "$s/build.log"; then
-			echo "FAIL: kernel.w1-sparse-clean.$kver"
+	git ls-files -z kernel include tests/kapi | xargs -0 cp --parents -t "$s"
+	for m in kernel tests/kapi; do
+		# kernel.* for swiwarp.ko, kapi.* for the test module
+		n=${m#tests/}
+		log=$s/build-$n.log
+		if nice make -C "$kdir" M="$s/$m" W=1 C=2 -j2 modules >"$log" 2>&1; then
+			if grep -E 'warning:|error:' "$log"; then
+				echo "FAIL: $n.w1-sparse-clean.$kver"
+			else
+				echo "PASS: $n.w1-sparse-clean.$kver"
+			fi
 		else
-			echo "PASS: kernel.w1-sparse-clean.$kver"
+			grep -E 'warning:|error:' "$log" | head -n 30
+			tail -n 5 "$log"
+			echo "FAIL: $n.w1-build.$kver"
 		fi
-	else
-		grep -E 'warning:|error:' "$s/build.log" | head -n 30
-		tail -n 5 "$s/build.log"
-		echo "FAIL: kernel.w1-build.$kver"
-	fi
+	done
 done <<<"$kernels"
 
 # checkpatch of each installed linux-source series.
@@ -58,7 +64,7 @@ fi
 # checkpatch is one perl process per file and version: run them
 # CHECKPATCH_JOBS (default 2) at a time into $scratch/cp, then print the
 # verdicts in file order.
-files=$(git ls-files 'kernel/*.c' 'kernel/*.h'; echo include/uapi/swiwarp-abi.h)
+files=$(git ls-files 'kernel/*.c' 'kernel/*.h' 'tests/kapi/*.c'; echo include/uapi/swiwarp-abi.h)
 mkdir -p "$scratch/cp"
 # cp_out CHECKPATCH FILE: where that checkpatch's verdict on FILE goes.
 cp_out() { echo "$scratch/cp/${2//\//_}.$(echo "$1" | md5sum | cut -c1-8)"; }
