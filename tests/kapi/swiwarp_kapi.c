@@ -103,6 +103,11 @@ struct kapi {
 	size_t res_len;
 	int passed, failed;
 	unsigned long t0;	/* jiffies at the start of the current case */
+	/* Reads through an invalidated rkey: how many, how many not failed
+	 * with IB_WC_REM_ACCESS_ERR, the first of those.
+	 */
+	int stale_n, stale_bad;
+	char stale_why[160];
 };
 
 static DEFINE_MUTEX(kapi_lock);
@@ -784,9 +789,13 @@ static int kapi_ensure(struct kapi *k, char *why, size_t len)
 #define KAPI_SINK (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE)
 
 /*
- * An RDMA Read from (@raddr, @rkey), a key that must be invalid, into the
- * chk buffer: the Read must complete with IB_WC_REM_ACCESS_ERR and change
- * nothing.  The connection is gone after it; connect again.
+ * An RDMA Read from (@raddr, @rkey), a key that must be invalid, into one
+ * page of @sink: the Read must fail and change nothing, or the case fails.
+ * Its status must be IB_WC_REM_ACCESS_ERR (the responder's Terminate names
+ * an invalid STag); that is counted for a case of its own,
+ * stale-key/rem-access-err, so a device that reports another error (siw
+ * flushes the Read) still runs every other check.  The connection is gone
+ * after it; connect again.
  */
 static int kapi_stale_remote(struct kapi *k, struct kapi_end *e,
 			     struct kapi_buf *sink, u64 raddr, u32 rkey,
@@ -807,12 +816,16 @@ static int kapi_stale_remote(struct kapi *k, struct kapi_end *e,
 		scnprintf(why, len, "stale-key Read: post/wait %d", ret);
 		return ret;
 	}
-	if (w.wc.status != IB_WC_REM_ACCESS_ERR) {
-		scnprintf(why, len, "Read with invalidated key 0x%x: %s, not %s",
+	if (w.wc.status == IB_WC_SUCCESS) {
+		scnprintf(why, len, "a Read with invalidated key 0x%x succeeded", rkey);
+		ret = -EIO;
+	} else if (w.wc.status != IB_WC_REM_ACCESS_ERR && !k->stale_bad++) {
+		scnprintf(k->stale_why, sizeof(k->stale_why),
+			  "first: a Read with invalidated key 0x%x: %s, not %s",
 			  rkey, ib_wc_status_msg(w.wc.status),
 			  ib_wc_status_msg(IB_WC_REM_ACCESS_ERR));
-		ret = -EIO;
 	}
+	k->stale_n++;
 	if (!ret && memchr_inv(kapi_page(sink, 0), 0x5a, PAGE_SIZE)) {
 		scnprintf(why, len, "a Read with an invalid key placed data");
 		ret = -EIO;
@@ -1444,6 +1457,13 @@ static void kapi_run(struct kapi *k)
 	kapi_case_cq(k, KAPI_CQ_POOL_SOFTIRQ, "pool-softirq");
 	kapi_case_cq(k, KAPI_CQ_POOL_WORKQUEUE, "pool-workqueue");
 	kapi_case_drain(k);
+	if (!k->stale_n)
+		kapi_fail(k, "stale-key/rem-access-err", "no Read through an invalidated key ran");
+	else if (k->stale_bad)
+		kapi_fail(k, "stale-key/rem-access-err", "%d of %d: %s", k->stale_bad,
+			  k->stale_n, k->stale_why);
+	else
+		kapi_pass(k, "stale-key/rem-access-err");
 out:
 	kapi_cleanup(k);
 }

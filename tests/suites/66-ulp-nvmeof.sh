@@ -13,8 +13,9 @@
 # iSER (LIO's ib_isert target on guest 1, a
 # swiwarp and a siw ib_iser initiator with open-iscsi; tests/ulp/iser.sh);
 # SRP (LIO's ib_srpt target on guest 1 over the RDMA CM, a swiwarp and a
-# siw ib_srp initiator, each to its own LUN; tests/ulp/srp.sh); then all
-# modules unloaded.  The lab's dmesg scanner fails the boot on any kernel warning.
+# siw ib_srp initiator, each to its own LUN; tests/ulp/srp.sh); the kernel
+# verbs API test module tests/kapi/swiwarp_kapi.ko on every guest's own
+# device (tests/ulp/kapi.sh); then all modules unloaded.  The lab's dmesg scanner fails the boot on any kernel warning.
 # Guest 1, the swiwarp target (nvmet-rdma: the target's write path, its
 # RDMA Reads of the host's data), boots Debian 13's 6.12 (issue 16); guest
 # 2 (swiwarp host) and guest 3 (siw) Debian 12's 6.1.  Result names start

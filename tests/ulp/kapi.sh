@@ -9,10 +9,21 @@
 
 kapi_dbg=/sys/kernel/debug/swiwarp_kapi
 
-# kapi_check TAG: the whole run; the module's own lines land in
+# Upstream siw's known limitation: it completes an RDMA Read that the
+# responder refused with a Terminate (an invalidated rkey) with
+# IB_WC_WR_FLUSH_ERR, not IB_WC_REM_ACCESS_ERR: siw_recv_terminate() in
+# drivers/infiniband/sw/siw/siw_qp_rx.c (6.1) logs the Terminate and
+# returns -ECONNRESET, and the QP's error state then flushes the Read
+# with every other WR; no Terminate is ever turned into a completion
+# status.  The Read still fails and places nothing (checked in every
+# case); only this strict status case becomes a SKIP on siw, and only
+# when the status it saw is the flush.
+kapi_siw_flush="siw flushes a Read refused by the responder's Terminate (WR_FLUSH_ERR, not REM_ACCESS_ERR: siw_recv_terminate() returns -ECONNRESET, siw_qp_rx.c)"
+
+# kapi_check TAG DRIVER: the whole run; the module's own lines land in
 # $LAB_OUT/kapi-TAG.txt.
 kapi_check() {
-	local tag=$1 ko out=$LAB_OUT/kapi-$1.txt line rest n=0 t=$SECONDS
+	local tag=$1 drv=$2 ko out=$LAB_OUT/kapi-$1.txt line rest n=0 t=$SECONDS t1
 	if ! ko=$(_lab_ko_for_me "${KAPI_KO:-$BUILD/kernel/$(uname -r)/kapi/swiwarp_kapi.ko}"); then
 		lab_fail "kapi/$tag/load" "swiwarp_kapi.ko not built for $(uname -r) (make kernel)"
 		return 1
@@ -25,13 +36,24 @@ kapi_check() {
 	fi
 	# The write returns when every case has run (each step times out in
 	# the module, so this cannot hang on a lost completion).
+	t1=$SECONDS
 	if ! echo "$LAB_IP" >"$kapi_dbg/run"; then
 		lab_fail "kapi/$tag/run" "the run file refused $LAB_IP $(lab_klog)"
 	fi
+	echo "kapi $tag: the run took $((SECONDS - t1)) s"
 	cat "$kapi_dbg/results" >"$out"
 	while IFS= read -r line; do
 		case $line in
 		"PASS: "*) lab_pass "kapi/$tag/${line#PASS: }"; n=$((n + 1)) ;;
+		"FAIL: stale-key/rem-access-err "*"WR flushed, not remote access error"*)
+			rest=${line#FAIL: }
+			if [ "$drv" = siw ]; then
+				lab_skip "kapi/$tag/${rest%% *}" "$kapi_siw_flush; ${rest#* }"
+			else
+				lab_fail "kapi/$tag/${rest%% *}" "$(echo "${rest#* }" | sed 's/^\[//; s/\]$//')"
+			fi
+			n=$((n + 1))
+			;;
 		"FAIL: "*)
 			rest=${line#FAIL: }
 			lab_fail "kapi/$tag/${rest%% *}" "$(echo "${rest#* }" | sed 's/^\[//; s/\]$//')"

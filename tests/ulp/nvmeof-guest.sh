@@ -33,10 +33,15 @@
 #                  ib_srp initiator at once, each to its own LUN: login,
 #                  fio verified, a pattern written and read back, compared
 #                  by g1 in the LUN's file, logout
+#   kapi every guest, while it would wait anyway: the kernel verbs API test
+#                  module (tests/ulp/kapi.sh) on its own device and address:
+#                  g2 (swiwarp, 6.1) before the targets barrier, g3 (siw)
+#                  after phase siw-host, g1 (swiwarp, 6.12) during phase
+#                  siw-tgt
 # Then every guest takes its targets down and unloads nvme-rdma, nvmet-rdma
 # and its RDMA driver, and stops nfsd.  Result names: nvmeof/PHASE/CHECK,
 # nfsrdma/CLIENT/CHECK, iser/gN/CHECK and srp/gN/CHECK (N the initiator's
-# guest).
+# guest), kapi/gN-DRIVER/CASE.
 # NVMEOF_MB (default 2) is the size of most fio jobs in MiB (the 4 KiB
 # jobs move half of it): the lab checks correctness under TCG, not speed.
 # shellcheck source=tests/lab/lib.sh
@@ -47,6 +52,8 @@ source "$LAB_TOP/tests/ulp/nfsrdma.sh"
 source "$LAB_TOP/tests/ulp/iser.sh"
 # shellcheck source=tests/ulp/srp.sh
 source "$LAB_TOP/tests/ulp/srp.sh"
+# shellcheck source=tests/ulp/kapi.sh
+source "$LAB_TOP/tests/ulp/kapi.sh"
 work=$LAB_OUT/nvmeof
 mkdir -p "$work"
 MB=${NVMEOF_MB:-2}
@@ -158,6 +165,8 @@ if [ "$LAB_ID" = 1 ]; then
 	# iSER targets for g2 (swiwarp) and g3 (siw), used after the NFS phase.
 	lab_check iser/target-up iser_target_up 2 3
 fi
+# g2 waits for g1's targets: its kernel verbs API cases meanwhile.
+[ "$LAB_ID" = 2 ] && kapi_check "g2-$drv" "$drv"
 lab_barrier targets 300 || lab_fail "nvmeof/barrier-targets-g$LAB_ID"
 
 # ------------------------------------------------------------- host
@@ -320,10 +329,16 @@ if [ "$LAB_ID" = 3 ] && connect siw-host 1 t1 2; then
 		--offset=512M
 	disconnect siw-host t1
 fi
+# g3 (siw) waits for phase ss to end: the kernel verbs API cases on siw.
+[ "$LAB_ID" = 3 ] && kapi_check "g3-$drv" "$drv"
 lab_barrier phase-ss 1800 || lab_fail "nvmeof/barrier-ss-g$LAB_ID"
 # g1 has nothing to do in phase siw-tgt: its SRP target comes up now, next
 # to the iSER targets (both LIO fabrics on one core), for phase srp.
-[ "$LAB_ID" = 1 ] && lab_check srp/target-up srp_target_up 2 3
+# Then its kernel verbs API cases (swiwarp on 6.12).
+if [ "$LAB_ID" = 1 ]; then
+	lab_check srp/target-up srp_target_up 2 3
+	kapi_check "g1-$drv" "$drv"
+fi
 
 # ---- phase siw-tgt: swiwarp host (g2) -> upstream siw target (g3)
 if [ "$LAB_ID" = 2 ]; then
