@@ -923,6 +923,23 @@ static void kapi_case_fastreg(struct kapi *k)
 }
 
 /*
+ * The client Reads the n pages of the server's dst (both registered) into
+ * chk, compares them, and both MRs are invalidated locally.
+ */
+static int kapi_read_back(struct kapi *k, int n, char *why, size_t len)
+{
+	struct ib_rdma_wr wr;
+	struct ib_sge sge;
+
+	kapi_rdma_wr(&wr, &sge, IB_WR_RDMA_READ, &k->chk, k->dst.mr->iova,
+		     k->dst.mr->rkey);
+	return kapi_do(k, &k->cli, &wr.wr, why, len) ?:
+	       kapi_cmp(&k->chk, &k->dst, n, 0, why, len) ?:
+	       kapi_local_inv(k, &k->cli, k->chk.mr->lkey, why, len) ?:
+	       kapi_local_inv(k, &k->srv, k->dst.mr->rkey, why, len);
+}
+
+/*
  * Case 2a: RDMA Read with Local Invalidate.  The client reads n pages of the
  * server's dst into chk with IB_WR_RDMA_READ_WITH_INV; chk's key must then
  * be invalid: a local access through it fails (IB_WC_LOC_PROT_ERR) and
@@ -984,12 +1001,7 @@ static void kapi_case_read_inv(struct kapi *k, int n)
 	ret = kapi_reg(k, &k->cli, &k->chk, n, 0, KAPI_SINK, why, sizeof(why));
 	if (ret)
 		goto fail;
-	kapi_rdma_wr(&wr, &sge, IB_WR_RDMA_READ, &k->chk, k->dst.mr->iova,
-		     k->dst.mr->rkey);
-	ret = kapi_do(k, &k->cli, &wr.wr, why, sizeof(why)) ?:
-	      kapi_cmp(&k->chk, &k->dst, n, 0, why, sizeof(why)) ?:
-	      kapi_local_inv(k, &k->cli, k->chk.mr->lkey, why, sizeof(why)) ?:
-	      kapi_local_inv(k, &k->srv, k->dst.mr->rkey, why, sizeof(why));
+	ret = kapi_read_back(k, n, why, sizeof(why));
 	if (ret)
 		goto fail;
 	kapi_pass(k, name);
@@ -1061,8 +1073,6 @@ static int kapi_send_inv(struct kapi *k, struct kapi_end *e, struct kapi_buf *b,
 static void kapi_case_send_inv(struct kapi *k, int n)
 {
 	char name[64], why[200] = "";
-	struct ib_rdma_wr wr;
-	struct ib_sge sge;
 	u32 rkey;
 	u64 iova;
 	int ret;
@@ -1089,12 +1099,7 @@ static void kapi_case_send_inv(struct kapi *k, int n)
 	      kapi_reg(k, &k->cli, &k->chk, n, 0, KAPI_SINK, why, sizeof(why));
 	if (ret)
 		goto fail;
-	kapi_rdma_wr(&wr, &sge, IB_WR_RDMA_READ, &k->chk, k->dst.mr->iova,
-		     k->dst.mr->rkey);
-	ret = kapi_do(k, &k->cli, &wr.wr, why, sizeof(why)) ?:
-	      kapi_cmp(&k->chk, &k->dst, n, 0, why, sizeof(why)) ?:
-	      kapi_local_inv(k, &k->cli, k->chk.mr->lkey, why, sizeof(why)) ?:
-	      kapi_local_inv(k, &k->srv, k->dst.mr->rkey, why, sizeof(why));
+	ret = kapi_read_back(k, n, why, sizeof(why));
 	if (ret)
 		goto fail;
 	kapi_pass(k, name);
