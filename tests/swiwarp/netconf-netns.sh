@@ -83,6 +83,12 @@ if [ "$i" = 1 ]; then
 	ok dev-set-netns "$why"
 	ip netns exec nsa sh -c "ip link set lo up && ip link set eth1 up && ip addr add 10.0.1.$i/24 dev eth1" ||
 		die netns "addresses in nsa"
+	# nsa's client meets upstream siw's server (netns-rping-nsa-client-of-siw):
+	# delay what nsa sends, for siw's passive-side race (tests/lab/README.md,
+	# "upstream siw connection-setup race"); without it the step hung in 2 of
+	# 5 boots (siw's server waiting, the client giving up before its first ping).
+	modprobe sch_netem && ip netns exec nsa tc qdisc replace dev eth1 root netem delay 100ms ||
+		die netns "netem delay on nsa's eth1"
 else
 	why=
 	rdma system show | grep -q 'netns shared' || why="mode: $(rdma system show | tr '\n' ' ')"
