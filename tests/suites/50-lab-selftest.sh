@@ -2,7 +2,8 @@
 # Self-tests of the QEMU lab (tests/lab/lab): the kernel-log scanner on
 # fixtures, then real guests: the promised guest environment, results
 # pass-through, and that a failing command, a WARNING in the guest's kernel
-# log, a crashed guest and a hung guest each make `lab run` fail and say why.
+# log, a crashed guest, a hung guest and a guest that hangs in its boot each
+# make `lab run` fail and say why.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 export BUILD=${BUILD:-$top/build}
@@ -115,6 +116,14 @@ bad_pid=$!
 hang_pid=$!
 t0=$(date +%s)
 
+# A guest whose kernel never reaches the command (here its initramfs init
+# is a sleep; under TCG, a kernel hang early in its boot) is found by the
+# boot watchdog: the run boots once more, then fails at once, long before
+# its timeout, and keeps the hung vCPUs' registers.
+LAB_BOOT_TIMEOUT=25 LAB_APPEND='rdinit=/bin/busybox -- sleep 100000' \
+	"$lab" run --name self-boothang --out "$out/boothang" --timeout 600 -- true >"$out/boothang.log" 2>&1 &
+boothang_pid=$!
+
 wait $good_pid
 rc=$?
 grep -E '^(PASS|FAIL|SKIP):' "$out/good.log" | sed 's/^\(PASS\|FAIL\|SKIP\): /&lab-self\/good-/'
@@ -153,6 +162,20 @@ if [ -n "$ran" ] && [ "$ran" -lt 45 ] && [ -n "$qpid" ] && ! kill -0 "$qpid" 2>/
 	pass "lab-self/hung-guest-killed"
 else
 	fail "lab-self/hung-guest-killed" "ran '${ran}'s of ${dt}s wall; qemu pid '${qpid}' $(kill -0 "$qpid" 2>/dev/null && echo still running)"
+fi
+
+wait $boothang_pid
+rc=$?
+if [ $rc -eq 1 ]; then pass "lab-self/boot-hang-exit-1"
+else fail "lab-self/boot-hang-exit-1" "lab run exited $rc, see $out/boothang.log"; fi
+expect "lab-self/boot-hang-retried" '^lab: self-boothang: guest 1 died while booting, before its command \(no command after 25s, kernel hung' "$out/boothang.log"
+expect "lab-self/boot-hang-reported" '^FAIL: lab self-boothang: guest 1 hung while booting \(the run.s second boot\)' "$out/boothang.log"
+expect "lab-self/boot-hang-registers" '^RIP=' "$out/boothang/g1/boot-hang.registers"
+ran=$(sed -n 's/^lab: self-boothang: failed after \([0-9]*\)s.*/\1/p' "$out/boothang.log")
+if [ -n "$ran" ] && [ "$ran" -lt 200 ]; then
+	pass "lab-self/boot-hang-not-waiting-out-timeout"
+else
+	fail "lab-self/boot-hang-not-waiting-out-timeout" "ran '${ran}'s of its 600 s timeout, see $out/boothang.log"
 fi
 
 [ "$fails" -eq 0 ]
