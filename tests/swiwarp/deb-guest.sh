@@ -56,22 +56,15 @@ if [ "${DEB_FULL_MODULE_TREE:-0}" != 1 ]; then
 	small=/run/deb-module-tree
 	mkdir -p "$small"
 	cp -P "$modtree"/modules.builtin* "$modtree"/modules.order "$modtree"/build "$modtree"/source "$small"/ 2>/dev/null
-	want=$(awk '{ print $1 }' /proc/modules)
-	want+=" crc32c_generic crc32c_intel"
-	declare -A seen=()
-	while [ -n "${want// /}" ]; do
-		next=
-		for m in $want; do
-			[ -n "${seen[$m]:-}" ] && continue
-			seen[$m]=1
-			f=$(modinfo -k "$kver" -n "$m" 2>/dev/null) || continue
-			case $f in "$modtree"/*) ;; *) continue ;; esac
-			mkdir -p "$small/$(dirname "${f#"$modtree"/}")"
-			cp "$f" "$small/${f#"$modtree"/}"
-			next+=" $(modinfo -k "$kver" -F depends "$f" 2>/dev/null | tr ',' ' ')"
-		done
-		want=$next
-	done
+	# modules.dep lists each module with every module it needs, directly
+	# or not: one awk over it instead of a modinfo (read over 9p) each.
+	(cd "$modtree" && awk -v want="$(awk '{ print $1 }' /proc/modules) crc32c_generic crc32c_intel" '
+		BEGIN { n = split(want, w, " "); for (i = 1; i <= n; i++) keep[w[i]] = 1 }
+		{
+			path = $1; sub(/:$/, "", path)
+			name = path; sub(/.*\//, "", name); sub(/\.ko(\.[a-z]+)?$/, "", name); gsub(/-/, "_", name)
+			if (name in keep) for (i = 1; i <= NF; i++) { f = $i; sub(/:$/, "", f); print f }
+		}' modules.dep | sort -u | cpio -pdm --quiet "$small")
 	mount --bind "$small" "$modtree" && depmod -a "$kver" ||
 		lab_fail "$p.module-tree-$me" "could not bind-mount a small module tree over $modtree"
 	echo "$me: guest: DKMS sees a module tree of $(find "$modtree" -name '*.ko*' | wc -l) modules (loaded ones, crc32c, their dependencies; DEB_FULL_MODULE_TREE=1: all)"
