@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: host-only (boots no guest: runs alongside the background suites)
 # The first `make` on a fresh machine must work (issue 16, item 5).
 #
 # On a machine without our packages, `make demo` runs the setup step, which

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: host-only (boots no guest: runs alongside the background suites)
 # `make install DESTDIR=...` stages the conventional layout (issue 2, item 2).
 set -uo pipefail
 top=${SWIWARP_TOP:?}

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: host-only (boots no guest: runs alongside the background suites)
 # Host-side unit tests registered with CTest (wire core, provider, libdpi,
 # dissector helpers).  Each CTest test becomes one PASS/FAIL line.
 set -uo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: host-only (boots no guest: runs alongside the background suites)
 # All host userspace (wire core, provider, libdpi, tools) built a second time
 # with AddressSanitizer + UndefinedBehaviorSanitizer (Debug, no recovery) in
 # $BUILD-asan, and its whole CTest suite run with leak detection on.  One

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: host-only (boots no guest: runs alongside the background suites)
 # Bounded libFuzzer smoke runs of the wire-core parsers (include/iwarp).
 # Builds tests/fuzz/* with clang (ASan + UBSan + libFuzzer) into
 # $BUILD/fuzz, then runs each target for FUZZ_SECONDS (default 15), FUZZ_JOBS

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: host-only (boots no guest: runs alongside the background suites)
 # Kernel code hygiene, for every kernel whose headers are installed
 # (tools/kernels.sh headers: Debian 12's 6.1 and Debian's 6.12): swiwarp.ko
 # and the lab's kernel verbs API test module (tests/kapi/swiwarp_kapi.ko)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: host-only (boots no guest: runs alongside the background suites)
 # check: runs-private (it drops privileges; tests/run-private.sh)
 # The swiwarp Wireshark plugin (dissector/) against synthetic captures from
 # tools/pcapgen and, when present, real siw captures from the lab.

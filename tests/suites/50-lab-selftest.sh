@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: background (mostly waits on its guests: runs alongside the host-only suites)
 # Self-tests of the QEMU lab (tests/lab/lab): the kernel-log scanner on
 # fixtures, then real guests: the promised guest environment, results
 # pass-through, and that a failing command, a WARNING in the guest's kernel

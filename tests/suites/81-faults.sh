@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: background (mostly waits on its guests: runs alongside the host-only suites)
 # Fault matrix of issue 8 in one 2-guest lab boot (tests/robust/faults-guest.sh,
 # load from tests/soak/soak.c): peer vanished (all its frames dropped, like a
 # power-off), peer process killed, link down/up, rmmod with live QPs, rdma
