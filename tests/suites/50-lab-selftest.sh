@@ -124,6 +124,11 @@ t0=$(date +%s)
 LAB_BOOT_TIMEOUT=25 LAB_APPEND='rdinit=/bin/busybox -- sleep 100000' \
 	"$lab" run --name self-boothang --out "$out/boothang" --timeout 600 -- true >"$out/boothang.log" 2>&1 &
 boothang_pid=$!
+# A guest whose kernel dies in its boot (no init to run: a panic) makes
+# the run boot once more, then fail as it is.
+LAB_APPEND='rdinit=/nonexistent' \
+	"$lab" run --name self-bootdeath --out "$out/bootdeath" --timeout 300 -- true >"$out/bootdeath.log" 2>&1 &
+bootdeath_pid=$!
 
 wait $good_pid
 rc=$?
@@ -178,5 +183,12 @@ if [ -n "$ran" ] && [ "$ran" -lt 200 ]; then
 else
 	fail "lab-self/boot-hang-not-waiting-out-timeout" "ran '${ran}'s of its 600 s timeout, see $out/boothang.log"
 fi
+
+wait $bootdeath_pid
+rc=$?
+if [ $rc -eq 1 ]; then pass "lab-self/boot-death-exit-1"
+else fail "lab-self/boot-death-exit-1" "lab run exited $rc, see $out/bootdeath.log"; fi
+expect "lab-self/boot-death-retried" '^lab: self-bootdeath: guest 1 died while booting, before its command \(.*Kernel panic.*\); booting the run once more' "$out/bootdeath.log"
+expect "lab-self/boot-death-reported" '^FAIL: lab self-bootdeath: guest 1 stopped without finishing' "$out/bootdeath.log"
 
 [ "$fails" -eq 0 ]
