@@ -20,6 +20,11 @@ fail() { echo "FAIL: $1${2:+ [$2]}"; fails=$((fails + 1)); }
 expect() {
 	if grep -qE "$2" "$3"; then pass "$1"; else fail "$1" "no line matching '$2' in $3"; fi
 }
+# failed_after NAME LOG: the seconds `lab run --name NAME` says it ran
+# before failing (its clock starts once it has a lab slot; see LAB_SLOTS)
+failed_after() {
+	sed -n "s/^lab: $1: failed after \([0-9]*\)s.*/\1/p" "$2"
+}
 
 # --- the scanner on fixtures ------------------------------------------------
 if "$lab" check-dmesg "$fix/dmesg-clean.txt" >"$out/clean.txt"; then
@@ -161,8 +166,7 @@ dt=$(($(date +%s) - t0))
 if [ $rc -eq 1 ]; then pass "lab-self/hang-exit-1"
 else fail "lab-self/hang-exit-1" "lab run exited $rc, see $out/hang.log"; fi
 expect "lab-self/hung-guest-reported" '^FAIL: lab self-hang: guest 1 timed out after 30s' "$out/hang.log"
-# The run's own clock starts when it has a lab slot (see LAB_SLOTS in lab).
-ran=$(sed -n 's/^lab: self-hang: failed after \([0-9]*\)s.*/\1/p' "$out/hang.log")
+ran=$(failed_after self-hang "$out/hang.log")
 qpid=$(cat "$out/hang/g1/qemu.pid" 2>/dev/null)
 if [ -n "$ran" ] && [ "$ran" -lt 45 ] && [ -n "$qpid" ] && ! kill -0 "$qpid" 2>/dev/null; then
 	pass "lab-self/hung-guest-killed"
@@ -177,7 +181,7 @@ else fail "lab-self/boot-hang-exit-1" "lab run exited $rc, see $out/boothang.log
 expect "lab-self/boot-hang-retried" '^lab: self-boothang: guest 1 died while booting, before its command \(no command after 25s, kernel hung' "$out/boothang.log"
 expect "lab-self/boot-hang-reported" '^FAIL: lab self-boothang: guest 1 hung while booting \(the run.s second boot\)' "$out/boothang.log"
 expect "lab-self/boot-hang-registers" '^RIP=' "$out/boothang/g1/boot-hang.registers"
-ran=$(sed -n 's/^lab: self-boothang: failed after \([0-9]*\)s.*/\1/p' "$out/boothang.log")
+ran=$(failed_after self-boothang "$out/boothang.log")
 if [ -n "$ran" ] && [ "$ran" -lt 200 ]; then
 	pass "lab-self/boot-hang-not-waiting-out-timeout"
 else
