@@ -8,6 +8,9 @@
 # Known bugs are reported as SKIP with a reason (Documentation/kernel.md).
 # Guest side: tests/swiwarp/scenario.sh.
 set -uo pipefail
+# One vCPU per guest: a functional suite, about 15-35 % faster so (Documentation/lab.md,
+# "The time budget of make check"); LAB_SMP overrides it.
+export LAB_SMP=${LAB_SMP:-1}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 scen=tests/swiwarp/scenario.sh
 # shellcheck source=tests/swiwarp/suite-lib.sh

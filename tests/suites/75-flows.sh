@@ -8,6 +8,9 @@
 #   FLOWS_DRIVERS="rxe siw"   drivers (default "rxe swiwarp"; siw needs FLOWS_DELAY_MS=100)
 #   FLOWS_TESTS="hint"        only these guest tests
 set -uo pipefail
+# One vCPU per guest: a functional suite, about 15-35 % faster so (Documentation/lab.md,
+# "The time budget of make check"); LAB_SMP overrides it.
+export LAB_SMP=${LAB_SMP:-1}
 top=${SWIWARP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BUILD:-$top/build}
 cd "$top" || exit 1
