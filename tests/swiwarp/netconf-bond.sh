@@ -42,7 +42,6 @@ for d in $(rdma link show | awk '{ print $2 }' | cut -d/ -f1); do
 	rdma link delete "$d" || bond_why+=" rdma link delete $d failed;"
 done
 ip link del eth0.100 2>/dev/null
-ip link set eth0 promisc off
 # max_bonds=0: no bond0 of the module's own, ip link add makes it
 modprobe bonding max_bonds=0 || die bond "modprobe bonding failed"
 ip link add bond0 type bond mode active-backup miimon 100 || die bond "ip link add bond0 type bond"
