@@ -1464,6 +1464,12 @@ static DEFINE_MUTEX(swiwarp_listen_mutex);
 /* More addresses than this on one netdev are not listened on. */
 #define SWIWARP_LISTEN_MAX_ADDRS 64
 
+/* An address a wildcard listen binds, and the netdev that owns it. */
+struct swiwarp_listen_addr {
+	struct sockaddr_storage sa;
+	int ifindex;
+};
+
 static bool swiwarp_addr_is_any(const struct sockaddr_storage *ss)
 {
 	if (ss->ss_family == AF_INET)
@@ -1548,7 +1554,7 @@ static bool swiwarp_listen_owns(struct swiwarp_dev *sdev,
  */
 static int swiwarp_listen_netdev_addrs(const struct swiwarp_listen *l,
 				       struct net_device *nd,
-				       struct sockaddr_storage *a, int n,
+				       struct swiwarp_listen_addr *a, int n,
 				       int max)
 {
 	sa_family_t family = l->addr.ss_family;
@@ -1563,14 +1569,15 @@ static int swiwarp_listen_netdev_addrs(const struct swiwarp_listen *l,
 		in_dev_for_each_ifa_rcu(ifa, in_dev) {
 			if (n == max)
 				break;
+			a[n].ifindex = nd->ifindex;
 			if (family == AF_INET) {
-				struct sockaddr_in *s4 = (void *)&a[n++];
+				struct sockaddr_in *s4 = (void *)&a[n++].sa;
 
 				s4->sin_family = AF_INET;
 				s4->sin_port = port;
 				s4->sin_addr.s_addr = ifa->ifa_local;
 			} else {
-				struct sockaddr_in6 *s6 = (void *)&a[n++];
+				struct sockaddr_in6 *s6 = (void *)&a[n++].sa;
 
 				s6->sin6_family = AF_INET6;
 				s6->sin6_port = port;
@@ -1591,7 +1598,8 @@ static int swiwarp_listen_netdev_addrs(const struct swiwarp_listen *l,
 				break;
 			if (ifp->flags & IFA_F_DADFAILED)
 				continue;
-			s6 = (void *)&a[n++];
+			a[n].ifindex = nd->ifindex;
+			s6 = (void *)&a[n++].sa;
 			s6->sin6_family = AF_INET6;
 			s6->sin6_port = port;
 			s6->sin6_addr = ifp->addr;
@@ -1609,7 +1617,7 @@ static int swiwarp_listen_netdev_addrs(const struct swiwarp_listen *l,
  * netdevs sharing its MAC if it registered first).
  */
 static int swiwarp_listen_addrs(const struct swiwarp_listen *l,
-				struct sockaddr_storage *a, int max)
+				struct swiwarp_listen_addr *a, int max)
 {
 	struct net_device *nd;
 	int n = 0;
@@ -1625,9 +1633,12 @@ static int swiwarp_listen_addrs(const struct swiwarp_listen *l,
 	return n;
 }
 
-/* A listening cep on laddr for l.  Called with swiwarp_listen_mutex. */
+/*
+ * A listening cep on laddr for l, its socket tied to netdev ifindex
+ * unless that is 0.  Called with swiwarp_listen_mutex.
+ */
 static int swiwarp_listen_add(struct swiwarp_listen *l,
-			      const struct sockaddr_storage *laddr)
+			      const struct sockaddr_storage *laddr, int ifindex)
 {
 	struct swiwarp_cep *cep;
 	struct socket *sock;
@@ -1643,6 +1654,21 @@ static int swiwarp_listen_add(struct swiwarp_listen *l,
 	sock_set_reuseaddr(sock->sk);
 	if (laddr->ss_family == AF_INET6 && l->afonly)
 		ip6_sock_set_v6only(sock->sk);
+	/*
+	 * A wildcard listen's socket takes connections from its address's
+	 * netdev only, as an RNIC takes them from its port.  TCP's bind
+	 * rules let sockets tied to different netdevs share a port, so
+	 * another RDMA driver's wildcard listen on another netdev (upstream
+	 * siw ties its one wildcard socket to its netdev) no longer
+	 * collides with ours (EADDRINUSE).  Connections from this host
+	 * still arrive: local traffic carries the netdev of the address it
+	 * is made to as its input interface.
+	 */
+	if (ifindex) {
+		rv = sock_bindtoindex(sock->sk, ifindex, true);
+		if (rv)
+			goto err_sock;
+	}
 	/*
 	 * An IPv6 address is announced while still tentative (DAD), when
 	 * bind() refuses it; it is the netdev's own address all the same.
@@ -1710,6 +1736,17 @@ static void swiwarp_listen_close_cep(struct swiwarp_cep *cep)
 static void swiwarp_listen_close_all(struct swiwarp_listen *l);
 
 /*
+ * Does listening cep serve a (the address, on the netdev owning it)?
+ * An address that moved to another netdev needs a new socket.
+ */
+static bool swiwarp_listen_cep_is(const struct swiwarp_cep *cep,
+				  const struct swiwarp_listen_addr *a)
+{
+	return swiwarp_addr_same(&cep->laddr, &a->sa) &&
+	       READ_ONCE(cep->sock->sk->sk_bound_dev_if) == a->ifindex;
+}
+
+/*
  * Make a wildcard listen's sockets match its netdev's addresses now.
  * Returns the first error of a socket that could not listen (the others
  * stay up).  Called with swiwarp_listen_mutex.
@@ -1717,7 +1754,7 @@ static void swiwarp_listen_close_all(struct swiwarp_listen *l);
 static int swiwarp_listen_sync(struct swiwarp_listen *l)
 {
 	struct swiwarp_cep *cep, *tmp;
-	struct sockaddr_storage *a;
+	struct swiwarp_listen_addr *a;
 	int i, n, rv = 0;
 
 	/* Its netdev went or left the namespace: listen nowhere. */
@@ -1732,7 +1769,7 @@ static int swiwarp_listen_sync(struct swiwarp_listen *l)
 
 	list_for_each_entry_safe(cep, tmp, &l->ceps, lnode) {
 		for (i = 0; i < n; i++)
-			if (swiwarp_addr_same(&cep->laddr, &a[i]))
+			if (swiwarp_listen_cep_is(cep, &a[i]))
 				break;
 		if (i < n)
 			continue;
@@ -1743,15 +1780,15 @@ static int swiwarp_listen_sync(struct swiwarp_listen *l)
 		int err;
 
 		list_for_each_entry(cep, &l->ceps, lnode)
-			if (swiwarp_addr_same(&cep->laddr, &a[i]))
+			if (swiwarp_listen_cep_is(cep, &a[i]))
 				break;
 		if (!list_entry_is_head(cep, &l->ceps, lnode))
 			continue;
-		err = swiwarp_listen_add(l, &a[i]);
+		err = swiwarp_listen_add(l, &a[i].sa, a[i].ifindex);
 		if (err) {
 			pr_info_ratelimited("swiwarp: %s: cannot listen on %pISpc: %d\n",
 					    dev_name(&l->sdev->base.dev),
-					    &a[i], err);
+					    &a[i].sa, err);
 			if (!rv)
 				rv = err;
 		}
@@ -1830,7 +1867,7 @@ int swiwarp_create_listen(struct iw_cm_id *id, int backlog)
 	else if (READ_ONCE(l->sdev->netdev_gone))
 		rv = -ENODEV;
 	else
-		rv = swiwarp_listen_add(l, laddr);
+		rv = swiwarp_listen_add(l, laddr, 0);
 	if (rv) {
 		/* As the one wildcard socket did: the port is taken. */
 		swiwarp_listen_close_all(l);

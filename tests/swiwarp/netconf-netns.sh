@@ -116,13 +116,9 @@ nsstep "" netns-rping-nsa-client-of-siw 2 7191 rping:5:200 \
 	"rping -s -a 10.0.1.2 -p 7191 -C 5 -S 200 -V -v" \
 	"ip netns exec nsa rping -c -a 10.0.1.2 -p 7191 -C 5 -S 200 -V -v"
 nsstep nsa netns-rdma-server-nsa 1 7471 plain "ip netns exec nsa rdma_server" "rdma_client -s 10.0.1.1"
-# Upstream siw's listen for a wildcard address is one wildcard socket
-# bound to its netdev, made in the listening process's namespace (6.1,
-# siw_create_listen()): next to swiwarp's per-address sockets of the same
-# port it fails with EADDRINUSE ("siw0: RDMA CMA: cma_listen_on_dev,
-# error -98"), and so does the application's whole rdma_listen.  Guest 2's
-# wildcard servers below run without siw0.
-[ "$i" = 2 ] && { rdma link delete siw0 || lab_fail netconf/netns-siw0-delete "rdma link delete siw0 failed"; }
+# Guest 2 keeps siw0 (eth1, init_net) for its wildcard servers below:
+# siw's wildcard socket is tied to its netdev and swiwarp's sockets to
+# theirs, so they share the port ("Listening" in Documentation/kernel.md).
 # guest 2's nsb (shared mode) against guest 1's swiwarp0 on eth0
 nsstep nsb netns-shared-rping-nsb-serves 2 7192 rping:5:200 \
 	"ip netns exec nsb rping -s -a 0.0.0.0 -p 7192 -C 5 -S 200 -V -v" \

@@ -180,6 +180,18 @@ if part v4; then
 	step rdma-server-v4-nic2-siw 1 7471 plain "rdma_server" "rdma_client -s 10.0.1.1"
 	step perftest-R-vlan 1 18515 perf "ib_write_bw -R -F -n 50 --report_gbits" \
 		"ib_write_bw -R -F -n 50 --report_gbits 10.0.100.1"
+	# Guest 2 has upstream siw (eth1) beside swiwarp (eth0, the VLAN): a
+	# wildcard listen there goes to siw and swiwarp devices at once.
+	# siw ties one wildcard socket to its netdev, swiwarp one socket per
+	# address to that address's netdev, so the two share the port (before
+	# swiwarp tied its sockets: EADDRINUSE, rdma_listen failed).  Served
+	# by siw, then by swiwarp, a fresh wildcard server each time.
+	step rping-v4-siw-host-by-siw 2 7177 rping:5:200 \
+		"rping -s -a 0.0.0.0 -p 7177 -C 5 -S 200 -V -v" \
+		"rping -c -a 10.0.1.2 -p 7177 -C 5 -S 200 -V -v"
+	step rping-v4-siw-host-by-swiwarp 2 7177 rping:5:200 \
+		"rping -s -a 0.0.0.0 -p 7177 -C 5 -S 200 -V -v" \
+		"rping -c -a 192.0.2.2 -p 7177 -C 5 -S 200 -V -v"
 fi
 
 # ------------------------------------- listens on one address each
