@@ -108,6 +108,12 @@ struct kapi {
 	 */
 	int stale_n, stale_bad;
 	char stale_why[160];
+	/* Writes with Immediate: how many receives, how many whose byte_len
+	 * was not the Write's length, how many of those not 0, the first of
+	 * them (the first not 0 if any).
+	 */
+	int imm_len_n, imm_len_bad, imm_len_other;
+	char imm_len_why[160];
 };
 
 static DEFINE_MUTEX(kapi_lock);
@@ -154,6 +160,19 @@ static __printf(3, 4) void kapi_fail(struct kapi *k, const char *name,
 	kapi_time(k, name);
 	kapi_out(k, "FAIL: %s [%s]\n", name, why);
 	k->failed++;
+}
+
+static __printf(3, 4) void kapi_skip(struct kapi *k, const char *name,
+				     const char *fmt, ...)
+{
+	char why[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vscnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	kapi_time(k, name);
+	kapi_out(k, "SKIP: %s %s\n", name, why);
 }
 
 /* ------------------------------------------------------------ completions */
@@ -1387,6 +1406,477 @@ fail:
 	kapi_fail(k, name, "%s", why);
 }
 
+/* ------------------------------------------- RFC 7306: immediate, atomics */
+
+#define KAPI_ATOMIC (KAPI_REMOTE | IB_ACCESS_REMOTE_ATOMIC)
+/* Where the Write with Immediate lands in dst, and the atomics' target. */
+#define KAPI_IMM_OFF		64
+#define KAPI_ATOMIC_OFF		1024
+/* The atomics' sink in chk: its 8 octets and the ones around them. */
+#define KAPI_SINK_OFF		16
+#define KAPI_SINK_FILL		0xa5
+
+/*
+ * Whether a refused post of an RFC 7306 opcode is a SKIP: on a device
+ * that offers no atomics (upstream siw: IB_ATOMIC_NONE, and it has no
+ * Immediate Data either) a post that fails locally is the device saying
+ * so.  On one that offers them, a refusal is a failure: for swiwarp it
+ * means the MPA exchange did not negotiate RFC 7306 (its Res bits, set
+ * on every connection, kernel consumers' too: Documentation/kernel.md,
+ * "Immediate Data"), which between two swiwarp ends must not happen.
+ */
+static bool kapi_no_7306(struct kapi *k, int ret)
+{
+	return k->dev->attrs.atomic_cap == IB_ATOMIC_NONE &&
+	       (ret == -EOPNOTSUPP || ret == -EINVAL);
+}
+
+static const char kapi_no_7306_why[] =
+	"no RFC 7306: atomic_cap IB_ATOMIC_NONE and the post refused";
+
+/* Post @wr on @e and wait for its completion with @want. */
+static int kapi_do_op(struct kapi *k, struct kapi_end *e, struct ib_send_wr *wr,
+		      enum ib_wc_opcode want, char *why, size_t len)
+{
+	struct kapi_wait w;
+	int ret;
+
+	ret = kapi_post_wait(k, e, wr, &w);
+	if (ret) {
+		scnprintf(why, len, "opcode %d: post/wait %d", wr->opcode, ret);
+		return ret;
+	}
+	if (w.wc.status != IB_WC_SUCCESS || w.wc.opcode != want) {
+		scnprintf(why, len, "opcode %d: %s, wc opcode %d, want %d",
+			  wr->opcode, ib_wc_status_msg(w.wc.status),
+			  w.wc.opcode, want);
+		return -EIO;
+	}
+	return 0;
+}
+
+/*
+ * Case 6a: RDMA Write with Immediate, @bytes long (0: no Write data, the
+ * Immediate Data alone).  The client Writes the first @bytes of src into
+ * the server's dst at KAPI_IMM_OFF; the server's receive must complete
+ * with IB_WC_RECV_RDMA_WITH_IMM, IB_WC_WITH_IMM and the value exactly as
+ * posted (ex.imm_data is __be32 on both sides: the octets travel as they
+ * are, so the receiver's be32_to_cpu() gives the sender's number), and
+ * the data must be in dst, nothing around it touched, when the receive
+ * completes.  byte_len is counted for a case of its own,
+ * write-imm/byte-len: the verbs define it as the bytes transferred,
+ * which for a Write with Immediate is the Write's length
+ * (ibv_poll_cq(3); rxe reports that).
+ */
+static void kapi_case_write_imm(struct kapi *k, u32 bytes)
+{
+	const u32 val = 0x7306a1b2 ^ bytes;
+	char name[64], why[200] = "";
+	struct ib_rdma_wr wr;
+	struct ib_sge sge;
+	struct ib_wc *wc;
+	u8 *d;
+	int slot, ret;
+
+	snprintf(name, sizeof(name), "write-imm/%u-bytes", bytes);
+	kapi_fill(&k->src, 0, 1, 40 + bytes);
+	kapi_zero(&k->dst, 1);
+	ret = kapi_ensure(k, why, sizeof(why)) ?:
+	      kapi_reg(k, &k->srv, &k->dst, 1, 0, KAPI_REMOTE, why, sizeof(why)) ?:
+	      kapi_reg(k, &k->cli, &k->src, 1, 0, IB_ACCESS_LOCAL_WRITE, why, sizeof(why));
+	if (ret)
+		goto fail;
+	kapi_rdma_wr(&wr, &sge, IB_WR_RDMA_WRITE_WITH_IMM, &k->src,
+		     k->dst.mr->iova + KAPI_IMM_OFF, k->dst.mr->rkey);
+	sge.length = bytes;
+	wr.wr.num_sge = bytes ? 1 : 0;
+	wr.wr.ex.imm_data = cpu_to_be32(val);
+	ret = kapi_do_op(k, &k->cli, &wr.wr, IB_WC_RDMA_WRITE, why, sizeof(why));
+	if (ret && kapi_no_7306(k, ret)) {
+		kapi_skip(k, name, "%s (%d)", kapi_no_7306_why, ret);
+		return;
+	}
+	if (ret)
+		goto fail;
+	ret = kapi_next_recv(k, &k->srv, &slot);
+	if (ret) {
+		scnprintf(why, sizeof(why), "server receive: %d", ret);
+		goto fail;
+	}
+	wc = &k->srv.recv[slot].w.wc;
+	if (wc->status != IB_WC_SUCCESS || wc->opcode != IB_WC_RECV_RDMA_WITH_IMM ||
+	    !(wc->wc_flags & IB_WC_WITH_IMM)) {
+		scnprintf(why, sizeof(why), "receive: %s, opcode %d (want %d), wc_flags 0x%x",
+			  ib_wc_status_msg(wc->status), wc->opcode,
+			  IB_WC_RECV_RDMA_WITH_IMM, wc->wc_flags);
+		ret = -EIO;
+		goto fail;
+	}
+	if (wc->ex.imm_data != cpu_to_be32(val)) {
+		scnprintf(why, sizeof(why), "imm_data 0x%08x (host order), posted 0x%08x",
+			  be32_to_cpu(wc->ex.imm_data), val);
+		ret = -EIO;
+		goto fail;
+	}
+	k->imm_len_n++;
+	if (wc->byte_len != bytes) {
+		/* The first wrong one, or the first wrong one that is not 0. */
+		bool first = !k->imm_len_bad++;
+		bool other = wc->byte_len && !k->imm_len_other++;
+
+		if (first || other)
+			scnprintf(k->imm_len_why, sizeof(k->imm_len_why),
+				  "byte_len %u, not %u (the Write's length)",
+				  wc->byte_len, bytes);
+	}
+	d = kapi_page(&k->dst, 0);
+	if (memcmp(d + KAPI_IMM_OFF, kapi_page(&k->src, 0), bytes)) {
+		scnprintf(why, sizeof(why), "the Write's data is not in dst at the receive");
+		ret = -EIO;
+		goto fail;
+	}
+	if (memchr_inv(d, 0, KAPI_IMM_OFF) ||
+	    memchr_inv(d + KAPI_IMM_OFF + bytes, 0,
+		       PAGE_SIZE - KAPI_IMM_OFF - bytes)) {
+		scnprintf(why, sizeof(why), "the Write touched dst outside its %u bytes",
+			  bytes);
+		ret = -EIO;
+		goto fail;
+	}
+	ret = kapi_local_inv(k, &k->srv, k->dst.mr->rkey, why, sizeof(why)) ?:
+	      kapi_local_inv(k, &k->cli, k->src.mr->lkey, why, sizeof(why));
+	if (ret)
+		goto fail;
+	kapi_pass(k, name);
+	return;
+fail:
+	kapi_reset(k);
+	kapi_fail(k, name, "%s", why);
+}
+
+/*
+ * Case 6b: Send with Immediate, @bytes of src: the server's receive
+ * completes with IB_WC_RECV, IB_WC_WITH_IMM, the value as posted and
+ * byte_len the Send's length, the payload in its buffer.
+ */
+static void kapi_case_send_imm(struct kapi *k, u32 bytes)
+{
+	const u32 val = 0x5e0d7306 ^ bytes;
+	char name[64], why[200] = "";
+	struct ib_send_wr wr = {};
+	struct ib_sge sge;
+	struct ib_wc *wc;
+	int slot, ret;
+
+	snprintf(name, sizeof(name), "send-imm/%u-bytes", bytes);
+	kapi_fill(&k->src, 0, 1, 50 + bytes);
+	ret = kapi_ensure(k, why, sizeof(why)) ?:
+	      kapi_reg(k, &k->cli, &k->src, 1, 0, IB_ACCESS_LOCAL_WRITE, why, sizeof(why));
+	if (ret)
+		goto fail;
+	sge.addr = k->src.mr->iova;
+	sge.length = bytes;
+	sge.lkey = k->src.mr->lkey;
+	wr.opcode = IB_WR_SEND_WITH_IMM;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.ex.imm_data = cpu_to_be32(val);
+	ret = kapi_do_op(k, &k->cli, &wr, IB_WC_SEND, why, sizeof(why));
+	if (ret && kapi_no_7306(k, ret)) {
+		kapi_skip(k, name, "%s (%d)", kapi_no_7306_why, ret);
+		return;
+	}
+	if (ret)
+		goto fail;
+	ret = kapi_next_recv(k, &k->srv, &slot);
+	if (ret) {
+		scnprintf(why, sizeof(why), "server receive: %d", ret);
+		goto fail;
+	}
+	wc = &k->srv.recv[slot].w.wc;
+	if (wc->status != IB_WC_SUCCESS || wc->opcode != IB_WC_RECV ||
+	    !(wc->wc_flags & IB_WC_WITH_IMM)) {
+		scnprintf(why, sizeof(why), "receive: %s, opcode %d (want %d), wc_flags 0x%x",
+			  ib_wc_status_msg(wc->status), wc->opcode, IB_WC_RECV,
+			  wc->wc_flags);
+		ret = -EIO;
+		goto fail;
+	}
+	if (wc->ex.imm_data != cpu_to_be32(val)) {
+		scnprintf(why, sizeof(why), "imm_data 0x%08x (host order), posted 0x%08x",
+			  be32_to_cpu(wc->ex.imm_data), val);
+		ret = -EIO;
+		goto fail;
+	}
+	if (wc->byte_len != bytes ||
+	    memcmp((u8 *)k->srv.rbuf + slot * KAPI_RECV_SZ, kapi_page(&k->src, 0), bytes)) {
+		scnprintf(why, sizeof(why), "receive: %u bytes, want %u, or payload differs",
+			  wc->byte_len, bytes);
+		ret = -EIO;
+		goto fail;
+	}
+	ret = kapi_local_inv(k, &k->cli, k->src.mr->lkey, why, sizeof(why));
+	if (ret)
+		goto fail;
+	kapi_pass(k, name);
+	return;
+fail:
+	kapi_reset(k);
+	kapi_fail(k, name, "%s", why);
+}
+
+/* The 64-bit atomic target in the server's dst. */
+static u64 *kapi_target(struct kapi *k)
+{
+	return (u64 *)(kapi_page(&k->dst, 0) + KAPI_ATOMIC_OFF);
+}
+
+/* The atomics' sink in the client's chk. */
+static u64 *kapi_sink(struct kapi *k)
+{
+	return (u64 *)(kapi_page(&k->chk, 0) + KAPI_SINK_OFF);
+}
+
+/*
+ * Set up an atomic case: dst (1 page, a pattern, the target set to @init)
+ * registered on the server with @access, chk (the sink, KAPI_SINK_FILL)
+ * on the client.  rwb's page 0 gets the same page, to check later that
+ * nothing but the target changed.
+ */
+static int kapi_atomic_setup(struct kapi *k, int access, u64 init, u32 seed,
+			     char *why, size_t len)
+{
+	int ret;
+
+	kapi_fill(&k->dst, 0, 1, seed);
+	kapi_fill(&k->rwb, 0, 1, seed);
+	WRITE_ONCE(*kapi_target(k), init);
+	memcpy(kapi_page(&k->rwb, 0) + KAPI_ATOMIC_OFF, &init, sizeof(init));
+	memset(kapi_page(&k->chk, 0), KAPI_SINK_FILL, PAGE_SIZE);
+	ret = kapi_ensure(k, why, len) ?:
+	      kapi_reg(k, &k->srv, &k->dst, 1, 0, access, why, len) ?:
+	      kapi_reg(k, &k->cli, &k->chk, 1, 0, KAPI_SINK, why, len);
+	return ret;
+}
+
+/*
+ * Post one atomic from the client on the target (at dst's iova + @off)
+ * into the sink; its completion in *@wc.
+ */
+static int kapi_atomic(struct kapi *k, enum ib_wr_opcode op, u64 off,
+		       u64 compare_add, u64 swap, struct ib_wc *wc)
+{
+	struct ib_atomic_wr wr = {};
+	struct kapi_wait w;
+	struct ib_sge sge;
+	int ret;
+
+	memset(kapi_sink(k), KAPI_SINK_FILL, 8);
+	sge.addr = k->chk.mr->iova + KAPI_SINK_OFF;
+	sge.length = 8;
+	sge.lkey = k->chk.mr->lkey;
+	wr.wr.opcode = op;
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.remote_addr = k->dst.mr->iova + off;
+	wr.rkey = k->dst.mr->rkey;
+	wr.compare_add = compare_add;
+	wr.swap = swap;
+	ret = kapi_post_wait(k, &k->cli, &wr.wr, &w);
+	*wc = w.wc;
+	return ret;
+}
+
+/*
+ * One atomic that must succeed: completion @want, the original value
+ * @orig in the sink (in host byte order, as the kernel's atomics return
+ * it: rxe and swiwarp), the target then @now; nothing else in dst or
+ * around the sink changed.
+ */
+static int kapi_atomic_ok(struct kapi *k, enum ib_wr_opcode op,
+			  enum ib_wc_opcode want, u64 compare_add, u64 swap,
+			  u64 orig, u64 now, char *why, size_t len)
+{
+	u8 *s = kapi_page(&k->chk, 0);
+	u8 *d = kapi_page(&k->dst, 0);
+	u8 *p = kapi_page(&k->rwb, 0);
+	struct ib_wc wc;
+	int ret;
+
+	ret = kapi_atomic(k, op, KAPI_ATOMIC_OFF, compare_add, swap, &wc);
+	if (ret) {
+		scnprintf(why, len, "opcode %d: post/wait %d", op, ret);
+		return ret;
+	}
+	if (wc.status != IB_WC_SUCCESS || wc.opcode != want) {
+		scnprintf(why, len, "opcode %d: %s, wc opcode %d, want %d", op,
+			  ib_wc_status_msg(wc.status), wc.opcode, want);
+		return -EIO;
+	}
+	if (READ_ONCE(*kapi_sink(k)) != orig) {
+		scnprintf(why, len, "opcode %d: returned 0x%016llx, the original was 0x%016llx",
+			  op, READ_ONCE(*kapi_sink(k)), orig);
+		return -EIO;
+	}
+	if (READ_ONCE(*kapi_target(k)) != now) {
+		scnprintf(why, len, "opcode %d: target 0x%016llx after, want 0x%016llx",
+			  op, READ_ONCE(*kapi_target(k)), now);
+		return -EIO;
+	}
+	if (memchr_inv(s, KAPI_SINK_FILL, KAPI_SINK_OFF) ||
+	    memchr_inv(s + KAPI_SINK_OFF + 8, KAPI_SINK_FILL,
+		       PAGE_SIZE - KAPI_SINK_OFF - 8)) {
+		scnprintf(why, len, "opcode %d: the sink changed outside its 8 octets", op);
+		return -EIO;
+	}
+	if (memcmp(d, p, KAPI_ATOMIC_OFF) ||
+	    memcmp(d + KAPI_ATOMIC_OFF + 8, p + KAPI_ATOMIC_OFF + 8,
+		   PAGE_SIZE - KAPI_ATOMIC_OFF - 8)) {
+		scnprintf(why, len, "opcode %d: dst changed outside the target", op);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Invalidate the atomic cases' MRs: dst on the server, chk on the client. */
+static int kapi_atomic_done(struct kapi *k, char *why, size_t len)
+{
+	return kapi_local_inv(k, &k->srv, k->dst.mr->rkey, why, len) ?:
+	       kapi_local_inv(k, &k->cli, k->chk.mr->lkey, why, len);
+}
+
+static bool kapi_atomic_skip(struct kapi *k, const char *name)
+{
+	if (k->dev->attrs.atomic_cap != IB_ATOMIC_NONE)
+		return false;
+	kapi_skip(k, name, "the device has atomic_cap IB_ATOMIC_NONE");
+	return true;
+}
+
+/*
+ * Case 7a: Fetch-and-Add on a 64-bit aligned target in the server's dst
+ * (IB_ACCESS_REMOTE_ATOMIC): twice, each returning the value before it;
+ * the second add carries out of the low 32 bits and wraps the 64.
+ */
+static void kapi_case_fetch_add(struct kapi *k)
+{
+	const char *name = "atomic/fetch-add";
+	const u64 a = 0x0123456789abcdefULL, add1 = 0x1000000000000001ULL;
+	const u64 add2 = 0xf0000000ffffffffULL;
+	char why[200] = "";
+	int ret;
+
+	if (kapi_atomic_skip(k, name))
+		return;
+	ret = kapi_atomic_setup(k, KAPI_ATOMIC, a, 60, why, sizeof(why)) ?:
+	      kapi_atomic_ok(k, IB_WR_ATOMIC_FETCH_AND_ADD, IB_WC_FETCH_ADD,
+			     add1, 0, a, a + add1, why, sizeof(why)) ?:
+	      kapi_atomic_ok(k, IB_WR_ATOMIC_FETCH_AND_ADD, IB_WC_FETCH_ADD,
+			     add2, 0, a + add1, a + add1 + add2, why, sizeof(why)) ?:
+	      kapi_atomic_done(k, why, sizeof(why));
+	if (ret) {
+		kapi_reset(k);
+		kapi_fail(k, name, "%s", why);
+		return;
+	}
+	kapi_pass(k, name);
+}
+
+/*
+ * Case 7b: Compare-and-Swap on the same kind of target: a matching compare
+ * swaps (returns the old value), a non-matching one (the old value again,
+ * now stale) returns the current value and leaves it.
+ */
+static void kapi_case_cmp_swap(struct kapi *k)
+{
+	const char *name = "atomic/cmp-swap";
+	const u64 a = 0xfedcba9876543210ULL, b = 0x1122334455667788ULL;
+	const u64 c = 0x8877665544332211ULL;
+	char why[200] = "";
+	int ret;
+
+	if (kapi_atomic_skip(k, name))
+		return;
+	ret = kapi_atomic_setup(k, KAPI_ATOMIC, a, 61, why, sizeof(why)) ?:
+	      kapi_atomic_ok(k, IB_WR_ATOMIC_CMP_AND_SWP, IB_WC_COMP_SWAP,
+			     a, b, a, b, why, sizeof(why));
+	if (ret)
+		goto fail;
+	ret = kapi_atomic_ok(k, IB_WR_ATOMIC_CMP_AND_SWP, IB_WC_COMP_SWAP,
+			     a, c, b, b, why, sizeof(why));
+	if (ret) {
+		strlcat(why, " (non-matching compare)", sizeof(why));
+		goto fail;
+	}
+	ret = kapi_atomic_done(k, why, sizeof(why));
+	if (ret)
+		goto fail;
+	kapi_pass(k, name);
+	return;
+fail:
+	kapi_reset(k);
+	kapi_fail(k, name, "%s", why);
+}
+
+/*
+ * Case 7c: a Fetch-and-Add on an MR registered without
+ * IB_ACCESS_REMOTE_ATOMIC (remote read and write only).  It must complete
+ * (not hang: each wait gives up after KAPI_TMO and drains the QPs) with
+ * IB_WC_REM_ACCESS_ERR: the responder finds the key valid but without
+ * the right, an access violation in both verbs families (IB: an rkey
+ * violation NAK, "remote access error"; iWARP: a Terminate with the
+ * RDMAP remote protection error "access rights violation", RFC 5040
+ * 7.2/7.4; RFC 7306 registered no codes of its own).  The target and the
+ * sink stay as they were.  The connection is gone after it: connect again.
+ */
+static void kapi_case_atomic_no_right(struct kapi *k)
+{
+	const char *name = "atomic/no-remote-atomic-right";
+	const u64 a = 0x0f1e2d3c4b5a6978ULL;
+	char why[200] = "";
+	struct ib_wc wc;
+	int ret;
+
+	if (kapi_atomic_skip(k, name))
+		return;
+	ret = kapi_atomic_setup(k, KAPI_REMOTE, a, 62, why, sizeof(why));
+	if (ret)
+		goto fail;
+	ret = kapi_atomic(k, IB_WR_ATOMIC_FETCH_AND_ADD, KAPI_ATOMIC_OFF, 1, 0, &wc);
+	if (ret) {
+		scnprintf(why, sizeof(why), "post/wait %d%s", ret,
+			  ret == -ETIMEDOUT ? " (no completion: a hang)" : "");
+		goto fail;
+	}
+	if (wc.status != IB_WC_REM_ACCESS_ERR) {
+		scnprintf(why, sizeof(why), "%s, not %s", ib_wc_status_msg(wc.status),
+			  ib_wc_status_msg(IB_WC_REM_ACCESS_ERR));
+		ret = -EIO;
+		goto fail;
+	}
+	if (READ_ONCE(*kapi_target(k)) != a ||
+	    memcmp(kapi_page(&k->dst, 0), kapi_page(&k->rwb, 0), PAGE_SIZE)) {
+		scnprintf(why, sizeof(why), "the refused atomic changed dst (target 0x%016llx)",
+			  READ_ONCE(*kapi_target(k)));
+		ret = -EIO;
+		goto fail;
+	}
+	if (memchr_inv(kapi_page(&k->chk, 0), KAPI_SINK_FILL, PAGE_SIZE)) {
+		scnprintf(why, sizeof(why), "the refused atomic wrote the sink");
+		ret = -EIO;
+		goto fail;
+	}
+	ret = kapi_reconnect(k, why, sizeof(why)) ?:
+	      kapi_atomic_done(k, why, sizeof(why));
+	if (ret)
+		goto fail;
+	kapi_pass(k, name);
+	return;
+fail:
+	kapi_reset(k);
+	kapi_fail(k, name, "%s", why);
+}
+
 static void kapi_cleanup(struct kapi *k)
 {
 	int j;
@@ -1455,6 +1945,12 @@ static void kapi_run(struct kapi *k)
 	}
 	kapi_case_rw(k, k->max_pages, DMA_FROM_DEVICE);
 	kapi_case_rw(k, k->max_pages, DMA_TO_DEVICE);
+	kapi_case_write_imm(k, 3000);
+	kapi_case_write_imm(k, 0);
+	kapi_case_send_imm(k, 200);
+	kapi_case_fetch_add(k);
+	kapi_case_cmp_swap(k);
+	kapi_case_atomic_no_right(k);
 	kapi_disconnect(k);
 
 	kapi_case_cq(k, KAPI_CQ_SOFTIRQ, "alloc-softirq");
@@ -1469,6 +1965,13 @@ static void kapi_run(struct kapi *k)
 			  k->stale_n, k->stale_why);
 	else
 		kapi_pass(k, "stale-key/rem-access-err");
+	if (!k->imm_len_n)
+		kapi_skip(k, "write-imm/byte-len", "no Write with Immediate completed");
+	else if (k->imm_len_bad)
+		kapi_fail(k, "write-imm/byte-len", "%d of %d: %s", k->imm_len_bad,
+			  k->imm_len_n, k->imm_len_why);
+	else
+		kapi_pass(k, "write-imm/byte-len");
 out:
 	kapi_cleanup(k);
 }
