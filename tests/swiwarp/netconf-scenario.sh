@@ -86,13 +86,22 @@ lab_barrier setup 200 || die setup "barrier"
 pll=$(cat "$LAB_SHARED/ll.g$p")
 echo "$me: devices $(rdma link show | awk '{ print $2 }' | tr '\n' ' '); peer link-local $pll"
 
-# listening ADDR:PORT: does a socket listen on exactly that (ss notation)?
-# A scoped IPv6 address may be given as [ADDR%DEV]:PORT; ss prints it as
-# [ADDR]%DEV:PORT.
+# listening ADDR:PORT [DEV]: does a socket listen on exactly ADDR:PORT (ss
+# notation: 192.0.2.1:7174, [fd00:2::1]:7174), tied to netdev DEV if DEV
+# is given, else tied to any netdev or to none?  ss prints a socket tied
+# to a netdev (SO_BINDTODEVICE, or an IPv6 scope) as ADDR%DEV:PORT.
+# swiwarp ties each socket of a wildcard listen to the netdev owning its
+# address (Documentation/kernel.md, "Listening").
 listening() {
-	local alt=$1
-	[[ $1 =~ ^\[(.*)%([^]]*)\]:(.*)$ ]] && alt="[${BASH_REMATCH[1]}]%${BASH_REMATCH[2]}:${BASH_REMATCH[3]}"
-	ss -Hltn | awk -v a="$1" -v b="$alt" '$4 == a || $4 == b { ok = 1 } END { exit !ok }'
+	ss -Hltn | awk -v want="$1" -v dev="${2-}" '
+		{
+			port = $4; sub(/.*:/, "", port)
+			host = substr($4, 1, length($4) - length(port) - 1)
+			d = ""
+			if ((i = index(host, "%")) > 0) { d = substr(host, i + 1); host = substr(host, 1, i - 1) }
+			if (host ":" port == want && (dev == "" || d == dev)) ok = 1
+		}
+		END { exit !ok }'
 }
 
 # persistent NAME PORT 'SERVER' then client lines on stdin ("NAME ADDR"),
@@ -149,8 +158,8 @@ persistent_client() {
 if part listen; then
 	listen_check() {
 		local a why=
-		for a in 192.0.2.1 10.0.100.1 10.0.1.1; do
-			listening "$a:$1" || why="$why no listener on $a:$1;"
+		for a in 192.0.2.1@eth0 10.0.100.1@eth0.100 10.0.1.1@eth1; do
+			listening "${a%@*}:$1" "${a#*@}" || why="$why no listener on ${a%@*}:$1 tied to ${a#*@};"
 		done
 		listening "0.0.0.0:$1" && why="$why a socket on 0.0.0.0:$1;"
 		if [ -z "$why" ]; then lab_pass netconf/listen-v4-per-address
@@ -208,9 +217,9 @@ fi
 if part v6; then
 	listen_check() {
 		local a why=
-		for a in "[fd00:2::1]:$1" "[fd00:100::1]:$1" "[::ffff:192.0.2.1]:$1" \
-			"[::ffff:10.0.100.1]:$1" "[::ffff:10.0.1.1]:$1" "[$ll%eth0]:$1"; do
-			listening "$a" || why="$why no listener on $a;"
+		for a in fd00:2::1@eth0 fd00:100::1@eth0.100 ::ffff:192.0.2.1@eth0 \
+			::ffff:10.0.100.1@eth0.100 ::ffff:10.0.1.1@eth1 "$ll@eth0"; do
+			listening "[${a%@*}]:$1" "${a#*@}" || why="$why no listener on [${a%@*}]:$1 tied to ${a#*@};"
 		done
 		listening "[::]:$1" && why="$why a socket on [::]:$1;"
 		listening "*:$1" && why="$why a socket on *:$1;"
@@ -232,11 +241,11 @@ if part v6; then
 			a="[::ffff:10.0.100.11]:$2"
 			[ "$1" = added-v6 ] && a="[fd00:100::11]:$2"
 			for t in $(seq 50); do
-				listening "$a" && { ok=1; break; }
+				listening "$a" eth0.100 && { ok=1; break; }
 				sleep 0.1
 			done
 			if [ $ok = 1 ]; then lab_pass "netconf/addr-$1-listens"; echo "$me: $a listened on after ~$((t / 10)) s"
-			else lab_fail "netconf/addr-$1-listens" "no listener on $a 5 s after adding the address"; fi
+			else lab_fail "netconf/addr-$1-listens" "no listener on $a tied to eth0.100 5 s after adding the address: $(ss -Hltn | awk '{ print $4 }' | tr '\n' ' ')"; fi
 			;;
 		removed)
 			ip addr del 10.0.100.11/24 dev eth0.100
