@@ -183,12 +183,22 @@ fi
 
 # --------------------------------- one-shot wildcard servers, IPv4
 if part v4; then
-	# (rping above went through all three; one device each here, to keep
-	# the boot short.)
-	step ucmatose-v4-vlan 1 7471 plain "ucmatose -C 10" "ucmatose -s 10.0.100.1 -C 10"
-	step rdma-server-v4-nic2-siw 1 7471 plain "rdma_server" "rdma_client -s 10.0.1.1"
-	step perftest-R-vlan 1 18515 perf "ib_write_bw -R -F -n 50 --report_gbits" \
-		"ib_write_bw -R -F -n 50 --report_gbits 10.0.100.1"
+	# Each tool's wildcard server reached through each of guest 1's
+	# devices: eth0 and the VLAN from swiwarp, eth1 from upstream siw.
+	for a in eth0@192.0.2.1 vlan@10.0.100.1 nic2-siw@10.0.1.1; do
+		step "ucmatose-v4-${a%@*}" 1 7471 plain "ucmatose -C 10" "ucmatose -s ${a#*@} -C 10"
+		step "rdma-server-v4-${a%@*}" 1 7471 plain "rdma_server" "rdma_client -s ${a#*@}"
+	done
+	# perftest -R clients connect twice (tests/lab/README.md): their SYNs
+	# are delayed on the VLAN all along, on eth0 and eth1 for this step
+	# only (a delay on every SYN would slow every other step).
+	for a in eth0@192.0.2.1@eth0 vlan@10.0.100.1@ nic2-siw@10.0.1.1@eth1; do
+		IFS=@ read -r pt_name pt_addr pt_dev <<<"$a"
+		[ "$i" = 2 ] && [ -n "$pt_dev" ] && lab_delay_syn "${LAB_PERFTEST_SYN_DELAY_MS:-300}" "$pt_dev"
+		step "perftest-R-$pt_name" 1 18515 perf "ib_write_bw -R -F -n 50 --report_gbits" \
+			"ib_write_bw -R -F -n 50 --report_gbits $pt_addr"
+		[ "$i" = 2 ] && [ -n "$pt_dev" ] && lab_delay_syn 0 "$pt_dev"
+	done
 	# Guest 2 has upstream siw (eth1) beside swiwarp (eth0, the VLAN): a
 	# wildcard listen there goes to siw and swiwarp devices at once.
 	# siw ties one wildcard socket to its netdev, swiwarp one socket per
@@ -268,8 +278,12 @@ if part v6; then
 		removed 10.0.100.1
 	EOF
 	unset -f listen_check between
+	# ucmatose and rdma_server through a global and a link-local address
+	# (perftest 4.5 resolves IPv4 only)
 	step ucmatose-v6-link-local 1 7471 plain "ucmatose -b ::0 -C 10" "ucmatose -s $pll%eth0 -C 10"
+	step ucmatose-v6-global 1 7471 plain "ucmatose -b ::0 -C 10" "ucmatose -s fd00:100::1 -C 10"
 	step rdma-server-v6-global 1 7471 plain "rdma_server -s ::0" "rdma_client -s fd00:100::1"
+	step rdma-server-v6-link-local 1 7471 plain "rdma_server -s ::0" "rdma_client -s $pll%eth0"
 fi
 
 # ---------------------------------------------- MTU change on a live link
