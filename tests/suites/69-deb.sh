@@ -14,6 +14,9 @@
 #             postinst compiles in the guest instead (20-30 min in TCG);
 #             DEB_GUEST=0: no guest half.
 set -uo pipefail
+# One vCPU per guest: a functional suite, about 15-35 % faster so (Documentation/lab.md,
+# "The time budget of make check"); LAB_SMP overrides it.
+export LAB_SMP=${LAB_SMP:-1}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/swiwarp/suite-lib.sh
 source "$top/tests/swiwarp/suite-lib.sh"   # pass, fail, skip, BUILD
