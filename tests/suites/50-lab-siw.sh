@@ -5,9 +5,6 @@
 # the one-guest (loopback) case.
 # This proves the lab and gives swiwarp its reference peer.
 set -uo pipefail
-# One vCPU per guest: a functional suite, about 15-35 % faster so (Documentation/lab.md,
-# "The time budget of make check"); LAB_SMP overrides it.
-export LAB_SMP=${LAB_SMP:-1}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/swiwarp/suite-lib.sh
 source "$top/tests/swiwarp/suite-lib.sh"
