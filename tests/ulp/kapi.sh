@@ -30,6 +30,18 @@ kapi_siw_flush="siw flushes a Read refused by the responder's Terminate (WR_FLUS
 # value, the opcode, the flag and the data are checked in write-imm/*.
 kapi_imm_len="swiwarp completes a Write with Immediate's receive with byte_len 0, not the Write's length (the verbs' bytes transferred): the Immediate Data message does not carry the length (kernel.md, Immediate Data)"
 
+# kapi_fail_line "NAME [WHY]": one of the module's FAIL lines, under
+# kapi/TAG/ (TAG of the kapi_check calling it), the brackets dropped.
+kapi_fail_line() {
+	lab_fail "kapi/$tag/${1%% *}" "$(echo "${1#* }" | sed 's/^\[//; s/\]$//')"
+}
+# kapi_known "NAME [WHY]" DRIVER REASON: a FAIL line that is a known
+# deviation of DRIVER: a SKIP with REASON on DRIVER, a FAIL on any other.
+kapi_known() {
+	if [ "$drv" = "$2" ]; then lab_skip "kapi/$tag/${1%% *}" "$3; ${1#* }"
+	else kapi_fail_line "$1"; fi
+}
+
 # kapi_check TAG DRIVER: the whole run; the module's own lines land in
 # $LAB_OUT/kapi-TAG.txt.
 kapi_check() {
@@ -56,26 +68,15 @@ kapi_check() {
 		case $line in
 		"PASS: "*) lab_pass "kapi/$tag/${line#PASS: }"; n=$((n + 1)) ;;
 		"FAIL: stale-key/rem-access-err "*"WR flushed, not remote access error"*)
-			rest=${line#FAIL: }
-			if [ "$drv" = siw ]; then
-				lab_skip "kapi/$tag/${rest%% *}" "$kapi_siw_flush; ${rest#* }"
-			else
-				lab_fail "kapi/$tag/${rest%% *}" "$(echo "${rest#* }" | sed 's/^\[//; s/\]$//')"
-			fi
+			kapi_known "${line#FAIL: }" siw "$kapi_siw_flush"
 			n=$((n + 1))
 			;;
 		"FAIL: write-imm/byte-len "*": byte_len 0, not "*)
-			rest=${line#FAIL: }
-			if [ "$drv" = swiwarp ]; then
-				lab_skip "kapi/$tag/${rest%% *}" "$kapi_imm_len; ${rest#* }"
-			else
-				lab_fail "kapi/$tag/${rest%% *}" "$(echo "${rest#* }" | sed 's/^\[//; s/\]$//')"
-			fi
+			kapi_known "${line#FAIL: }" swiwarp "$kapi_imm_len"
 			n=$((n + 1))
 			;;
 		"FAIL: "*)
-			rest=${line#FAIL: }
-			lab_fail "kapi/$tag/${rest%% *}" "$(echo "${rest#* }" | sed 's/^\[//; s/\]$//')"
+			kapi_fail_line "${line#FAIL: }"
 			n=$((n + 1))
 			;;
 		"SKIP: "*) rest=${line#SKIP: }; lab_skip "kapi/$tag/${rest%% *}" "${rest#* }"; n=$((n + 1)) ;;
