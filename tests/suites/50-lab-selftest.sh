@@ -25,6 +25,14 @@ expect() {
 failed_after() {
 	sed -n "s/^lab: $1: failed after \([0-9]*\)s.*/\1/p" "$2"
 }
+# exited_1 NAME PID LOG: the lab run PID, which must fail, exited 1
+exited_1() {
+	local rc
+	wait "$2"
+	rc=$?
+	if [ $rc -eq 1 ]; then pass "$1"
+	else fail "$1" "lab run exited $rc, see $3"; fi
+}
 
 # --- the scanner on fixtures ------------------------------------------------
 if "$lab" check-dmesg "$fix/dmesg-clean.txt" >"$out/clean.txt"; then
@@ -143,10 +151,7 @@ if [ $rc -eq 0 ]; then pass "lab-self/good-run-exit-0"
 else fail "lab-self/good-run-exit-0" "lab run exited $rc, see $out/good.log"; fi
 expect "lab-self/good-results-shared-back" '^hello from g2$' "$out/good/g2/hello"
 
-wait $bad_pid
-rc=$?
-if [ $rc -eq 1 ]; then pass "lab-self/bad-run-exit-1"
-else fail "lab-self/bad-run-exit-1" "lab run exited $rc, see $out/bad.log"; fi
+exited_1 lab-self/bad-run-exit-1 $bad_pid "$out/bad.log"
 expect "lab-self/failing-command-reported" '^FAIL: lab self-bad: guest 1 command exited 3$' "$out/bad.log"
 expect "lab-self/dmesg-warning-reported" '^FAIL: lab self-bad: guest 1 kernel log: .*WARNING: injected' "$out/bad.log"
 # The guest's own PASS line must come through even when the run fails.
@@ -160,11 +165,8 @@ else
 	pass "lab-self/failures-attributed"
 fi
 
-wait $hang_pid
-rc=$?
+exited_1 lab-self/hang-exit-1 $hang_pid "$out/hang.log"
 dt=$(($(date +%s) - t0))
-if [ $rc -eq 1 ]; then pass "lab-self/hang-exit-1"
-else fail "lab-self/hang-exit-1" "lab run exited $rc, see $out/hang.log"; fi
 expect "lab-self/hung-guest-reported" '^FAIL: lab self-hang: guest 1 timed out after 30s' "$out/hang.log"
 ran=$(failed_after self-hang "$out/hang.log")
 qpid=$(cat "$out/hang/g1/qemu.pid" 2>/dev/null)
@@ -174,10 +176,7 @@ else
 	fail "lab-self/hung-guest-killed" "ran '${ran}'s of ${dt}s wall; qemu pid '${qpid}' $(kill -0 "$qpid" 2>/dev/null && echo still running)"
 fi
 
-wait $boothang_pid
-rc=$?
-if [ $rc -eq 1 ]; then pass "lab-self/boot-hang-exit-1"
-else fail "lab-self/boot-hang-exit-1" "lab run exited $rc, see $out/boothang.log"; fi
+exited_1 lab-self/boot-hang-exit-1 $boothang_pid "$out/boothang.log"
 expect "lab-self/boot-hang-retried" '^lab: self-boothang: guest 1 died while booting, before its command \(no command after 25s, kernel hung' "$out/boothang.log"
 expect "lab-self/boot-hang-reported" '^FAIL: lab self-boothang: guest 1 hung while booting \(the run.s second boot\)' "$out/boothang.log"
 expect "lab-self/boot-hang-registers" '^RIP=' "$out/boothang/g1/boot-hang.registers"
@@ -188,10 +187,7 @@ else
 	fail "lab-self/boot-hang-not-waiting-out-timeout" "ran '${ran}'s of its 600 s timeout, see $out/boothang.log"
 fi
 
-wait $bootdeath_pid
-rc=$?
-if [ $rc -eq 1 ]; then pass "lab-self/boot-death-exit-1"
-else fail "lab-self/boot-death-exit-1" "lab run exited $rc, see $out/bootdeath.log"; fi
+exited_1 lab-self/boot-death-exit-1 $bootdeath_pid "$out/bootdeath.log"
 expect "lab-self/boot-death-retried" '^lab: self-bootdeath: guest 1 died while booting, before its command \(.*Kernel panic.*\); booting the run once more' "$out/bootdeath.log"
 expect "lab-self/boot-death-reported" '^FAIL: lab self-bootdeath: guest 1 stopped without finishing' "$out/bootdeath.log"
 
