@@ -42,7 +42,7 @@ one() {
 	if [ $rc -eq 0 ]; then
 		lab_pass "examples/hello-$tag-g$LAB_ID"
 	else
-		lab_fail "examples/hello-$tag-g$LAB_ID" "exit $rc"
+		lab_fail "examples/hello-$tag-g$LAB_ID" "exit $rc: $(tail -n 2 "$work/$tag.log" | tr '\n' ' '); $(lab_klog 3)"
 	fi
 }
 
