@@ -7,7 +7,7 @@
 #   prebuild  on the host, DKMS compiles the module from swiwarp-dkms's own
 #             source and dkms.conf for every kernel with headers, into
 #             prebuilt-module tarballs (tests/swiwarp/deb-prebuild.sh)
-#   guest     in a 2-guest boot (6.1 and 6.12): dpkg -i, DKMS's postinst
+#   guest     in a 2-guest boot (6.1 and 6.12): apt install ./…deb, DKMS's postinst
 #             loads the host's tarball and installs the module, modprobe,
 #             rping between the guests, purge, nothing left
 #             (tests/swiwarp/deb-guest.sh).  DEB_GUEST_COMPILE=1: the
@@ -138,10 +138,10 @@ elif mixed_kernels; then
 	if [ -n "$prebuilt" ] || [ "${DEB_GUEST_COMPILE:-0}" = 1 ]; then
 		t0=$(date +%s)
 		if [ -n "$prebuilt" ]; then
-			echo "guests: dpkg -i; DKMS's postinst loads the host's module (dkms ldtarball) and installs it"
+			echo "guests: apt install; DKMS's postinst loads the host's module (dkms ldtarball) and installs it"
 			tmo=${DEB_GUEST_TIMEOUT:-1500}
 		else
-			echo "guests: dpkg -i; DKMS's postinst compiles the module in the guest (DEB_GUEST_COMPILE=1)"
+			echo "guests: apt install; DKMS's postinst compiles the module in the guest (DEB_GUEST_COMPILE=1)"
 			tmo=${DEB_GUEST_TIMEOUT:-3600}
 		fi
 		run_lab guest -n 2 --kernel "$kmix" --timeout "$tmo" -- \
