@@ -245,6 +245,7 @@ struct swiwarp_wqe {
 	int status;			/* enum swiwarp_wc_status */
 	bool active;
 	bool imm_sent;			/* SEND_IMM: its Immediate Data is out */
+	bool write_sent;		/* WRITE_IMM: its Write's last FPDU is out */
 };
 
 /*
@@ -388,6 +389,18 @@ struct swiwarp_rx {
 	 */
 	bool imm_pending;
 	bool imm_send;
+	/*
+	 * A Write with Immediate is an RDMA Write followed by an Immediate
+	 * Data message (RFC 7306), which carries no length.  The receive it
+	 * completes reports the Write's length, as the verbs' "bytes
+	 * transferred": write_len counts the Write message being received,
+	 * write_done_len is the length of the last complete one while no
+	 * untagged message followed it.  (Our sender frames one zero-length
+	 * Write for a zero-length Write with Immediate, so a Write before
+	 * it is never counted as its own.)
+	 */
+	u32 write_len;
+	u32 write_done_len;
 	/* untagged (Send) message being received */
 	u32 msn_next[4];		/* next expected MSN per queue (0-3) */
 	/* the Atomic Request or Response being received (RFC 7306) */
@@ -638,7 +651,7 @@ int swiwarp_qp_complete_sq(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
 int swiwarp_qp_complete_rq(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
 			   int status, u32 bytes, u32 inv_stag, bool se);
 int swiwarp_qp_complete_imm(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
-			    u32 imm_data, bool se);
+			    u32 bytes, u32 imm_data, bool se);
 int swiwarp_qp_complete_recv_imm(struct swiwarp_qp *qp,
 				 struct swiwarp_wqe *wqe, u32 bytes,
 				 u32 imm_data, bool se);

@@ -140,16 +140,18 @@ int swiwarp_qp_complete_rq(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
 
 /*
  * Complete the receive WQE an Immediate Data message consumed (RFC 7306):
- * IB_WC_RECV_RDMA_WITH_IMM with the value, no bytes (the buffer is not
- * written).  imm_data is in network byte order, as ib_wc.ex.imm_data.
+ * IB_WC_RECV_RDMA_WITH_IMM with the value and byte_len bytes, the length
+ * of the RDMA Write it followed (its buffer is not written).  imm_data
+ * is in network byte order, as ib_wc.ex.imm_data.
  */
 int swiwarp_qp_complete_imm(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
-			    u32 imm_data, bool se)
+			    u32 bytes, u32 imm_data, bool se)
 {
 	struct swiwarp_cqe cqe = {};
 
 	cqe.opcode = SWIWARP_OP_RECV_RDMA_IMM;
 	cqe.status = SWIWARP_WC_SUCCESS;
+	cqe.bytes = bytes;
 	cqe.flags = SWIWARP_CQE_IMM;
 	cqe.imm_data = imm_data;
 	return swiwarp_qp_push_rq(qp, wqe, &cqe, se);

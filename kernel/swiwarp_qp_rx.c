@@ -54,6 +54,8 @@ void swiwarp_rx_reset(struct swiwarp_qp *qp)
 	rx->rtr_skip = false;
 	rx->imm_pending = false;
 	rx->imm_send = false;
+	rx->write_len = 0;
+	rx->write_done_len = 0;
 }
 
 void swiwarp_rx_cleanup(struct swiwarp_qp *qp)
@@ -238,6 +240,8 @@ static int swiwarp_rx_setup_write(struct swiwarp_qp *qp)
 	struct swiwarp_mem *mem = rx->tmem;
 	int rv;
 
+	/* Wraps only for a peer's endless Write: a wrong length, no harm. */
+	rx->write_len += rx->data_left;
 	if (!rx->data_left)
 		return 0;	/* zero-length Write (e.g. RTR): no access */
 	if (!mem || mem->stag != rx->stag) {
@@ -752,6 +756,11 @@ static int swiwarp_rx_header(struct swiwarp_qp *qp)
 		return -EINVAL;
 	}
 
+	/* Only the message right after a Write reports its length. */
+	if (!rx->tagged && msg.opcode != IWARP_OP_IMMEDIATE &&
+	    msg.opcode != IWARP_OP_IMMEDIATE_SE)
+		rx->write_done_len = 0;
+
 	switch (msg.opcode) {
 	case IWARP_OP_WRITE:
 		return swiwarp_rx_setup_write(qp);
@@ -877,11 +886,20 @@ static void swiwarp_rx_segment_done(struct swiwarp_qp *qp)
 		/* Flagged: the Send that follows completes with the value. */
 		if (!rx->imm_pending) {
 			rx->rwqe_active = false;
-			swiwarp_qp_complete_imm(qp, &rx->rwqe, rx->imm_data,
+			swiwarp_qp_complete_imm(qp, &rx->rwqe,
+						rx->write_done_len,
+						rx->imm_data,
 						rx->opcode ==
 						IWARP_OP_IMMEDIATE_SE);
 		}
+		rx->write_done_len = 0;
 		rx->msn_next[IWARP_DDP_QN_SEND]++;
+		break;
+	case IWARP_OP_WRITE:
+		if (rx->last) {
+			rx->write_done_len = rx->write_len;
+			rx->write_len = 0;
+		}
 		break;
 	case IWARP_OP_ATOMIC_REQUEST:
 		swiwarp_rx_atomic_request(qp);

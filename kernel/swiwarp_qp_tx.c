@@ -1221,11 +1221,14 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 		switch (sqe->opcode) {
 		case SWIWARP_OP_WRITE_IMM:
 			/*
-			 * The Write's FPDUs first (none for a zero-length
-			 * Write), then one Immediate Data message: the peer
-			 * places the data before it sees the value.
+			 * The Write's FPDUs first (one without payload for a
+			 * zero-length Write: the peer reports the length of
+			 * the Write right before the Immediate Data, which
+			 * must be this one's), then one Immediate Data
+			 * message: the peer places the data before it sees
+			 * the value.
 			 */
-			if (wqe->processed < wqe->bytes) {
+			if (!wqe->write_sent) {
 				iwarp_rdmap_init(&msg, IWARP_OP_WRITE);
 				msg.ddp.stag = sqe->rkey;
 				msg.ddp.to = sqe->raddr + wqe->processed;
@@ -1381,8 +1384,10 @@ framed:
 	wqe->processed += n;
 	*done = msg.ddp.last;
 	/* The Immediate Data message is still to come. */
-	if (!qp->tx.irq_active && sqe->opcode == SWIWARP_OP_WRITE_IMM)
+	if (!qp->tx.irq_active && sqe->opcode == SWIWARP_OP_WRITE_IMM) {
+		wqe->write_sent = msg.ddp.last;
 		*done = false;
+	}
 	/* More FPDUs of this message follow: let TCP pack them. */
 	qp->tx.more = !msg.ddp.last && tx_variant(direct_tx);
 	return 0;
@@ -1774,6 +1779,7 @@ static void swiwarp_tx_run(struct swiwarp_qp *qp, unsigned int budget)
 			/* Fence: wait for outstanding Reads to complete. */
 			if ((sqe->flags & SWIWARP_WQE_FENCE) &&
 			    !qp->tx.wqe.processed && !qp->tx.wqe.imm_sent &&
+			    !qp->tx.wqe.write_sent &&
 			    !swiwarp_orq_empty(qp))
 				return;	/* Read Response completion kicks us */
 			/*

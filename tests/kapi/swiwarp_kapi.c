@@ -1411,6 +1411,9 @@ fail:
 #define KAPI_ATOMIC (KAPI_REMOTE | IB_ACCESS_REMOTE_ATOMIC)
 /* Where the Write with Immediate lands in dst, and the atomics' target. */
 #define KAPI_IMM_OFF		64
+/* A zero-length Write with Immediate follows a plain Write of these. */
+#define KAPI_IMM_PRE_OFF	2048
+#define KAPI_IMM_PRE_LEN	100
 #define KAPI_ATOMIC_OFF		1024
 /* The atomics' sink in chk: its 8 octets and the ones around them. */
 #define KAPI_SINK_OFF		16
@@ -1470,7 +1473,9 @@ static int kapi_do_op(struct kapi *k, struct kapi_end *e, struct ib_send_wr *wr,
  * completes.  byte_len is counted for a case of its own,
  * write-imm/byte-len: the verbs define it as the bytes transferred,
  * which for a Write with Immediate is the Write's length
- * (ibv_poll_cq(3); rxe reports that).
+ * (ibv_poll_cq(3); rxe reports that).  The zero-length one comes right
+ * after a plain Write of KAPI_IMM_PRE_LEN bytes at KAPI_IMM_PRE_OFF, on
+ * the same stream: its byte_len must be 0, not that Write's length.
  */
 static void kapi_case_write_imm(struct kapi *k, u32 bytes)
 {
@@ -1492,6 +1497,14 @@ static void kapi_case_write_imm(struct kapi *k, u32 bytes)
 	      kapi_reg(k, &k->cli, &k->src, 1, 0, IB_ACCESS_LOCAL_WRITE, why, sizeof(why));
 	if (ret)
 		goto fail;
+	if (!bytes) {
+		kapi_rdma_wr(&wr, &sge, IB_WR_RDMA_WRITE, &k->src,
+			     k->dst.mr->iova + KAPI_IMM_PRE_OFF, k->dst.mr->rkey);
+		sge.length = KAPI_IMM_PRE_LEN;
+		ret = kapi_do_op(k, &k->cli, &wr.wr, IB_WC_RDMA_WRITE, why, sizeof(why));
+		if (ret)
+			goto fail;
+	}
 	kapi_rdma_wr(&wr, &sge, IB_WR_RDMA_WRITE_WITH_IMM, &k->src,
 		     k->dst.mr->iova + KAPI_IMM_OFF, k->dst.mr->rkey);
 	sge.length = bytes;
@@ -1537,9 +1550,20 @@ static void kapi_case_write_imm(struct kapi *k, u32 bytes)
 		ret = -EIO;
 		goto fail;
 	}
-	if (memchr_inv(d, 0, KAPI_IMM_OFF) ||
-	    memchr_inv(d + KAPI_IMM_OFF + bytes, 0,
-		       PAGE_SIZE - KAPI_IMM_OFF - bytes)) {
+	if (!bytes &&
+	    (memcmp(d + KAPI_IMM_PRE_OFF, kapi_page(&k->src, 0), KAPI_IMM_PRE_LEN) ||
+	     memchr_inv(d, 0, KAPI_IMM_PRE_OFF) ||
+	     memchr_inv(d + KAPI_IMM_PRE_OFF + KAPI_IMM_PRE_LEN, 0,
+			PAGE_SIZE - KAPI_IMM_PRE_OFF - KAPI_IMM_PRE_LEN))) {
+		scnprintf(why, sizeof(why),
+			  "dst does not hold the plain Write before it, and nothing else");
+		ret = -EIO;
+		goto fail;
+	}
+	if (bytes &&
+	    (memchr_inv(d, 0, KAPI_IMM_OFF) ||
+	     memchr_inv(d + KAPI_IMM_OFF + bytes, 0,
+			PAGE_SIZE - KAPI_IMM_OFF - bytes))) {
 		scnprintf(why, sizeof(why), "the Write touched dst outside its %u bytes",
 			  bytes);
 		ret = -EIO;

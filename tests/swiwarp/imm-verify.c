@@ -14,7 +14,8 @@
  *      same on both ends, e.g. -k 3 for 0, 1 and 7 bytes in a small
  *      capture); the server checks, for each
  *      completion in turn: IBV_WC_RECV_RDMA_WITH_IMM, IBV_WC_WITH_IMM,
- *      the value (= post order), the receive WQE it consumed (= the
+ *      the value (= post order), byte_len (= the Write's length, 0
+ *      for the zero-length ones), the receive WQE it consumed (= the
  *      order they were posted), that the Write's bytes are all in place
  *      when the completion is seen, and that the receive buffer was not
  *      written.  The server's receive CQ is armed solicited-only the
@@ -30,7 +31,8 @@
  *   3. after "go2": a plain 200000-byte RDMA Write (new contents where
  *      step 2's Write was), then one Write with Immediate with
  *      IBV_SEND_SOLICITED, which must wake the server (completion event
- *      within 20 s); at its completion the plain Write's bytes must be
+ *      within 20 s) with byte_len its own Write's length (not the plain
+ *      Write's); at its completion the plain Write's bytes must be
  *      in place (a Write with Immediate's completion implies the
  *      Writes before it are placed);
  *   4. after "go3" (the server re-armed solicited-only): one Send with
@@ -387,14 +389,14 @@ static int server(const char *addr, const char *port, int neg)
 		    wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM ||
 		    !(wc.wc_flags & IBV_WC_WITH_IMM) ||
 		    ntohl(wc.imm_data) != IMM_BASE + (uint32_t)i ||
-		    wc.wr_id != (uint64_t)i) {
+		    wc.wr_id != (uint64_t)i || wc.byte_len != size) {
 			if (!bad_imm++)
-				result(&c, 0, "write-imm %d: status %s opcode %d flags %#x imm %#x wr_id %llu (want imm %#x, wr_id %d)",
+				result(&c, 0, "write-imm %d: status %s opcode %d flags %#x imm %#x wr_id %llu byte_len %u (want imm %#x, wr_id %d, byte_len %u)",
 				       i, ibv_wc_status_str(wc.status),
 				       wc.opcode, wc.wc_flags,
 				       ntohl(wc.imm_data),
 				       (unsigned long long)wc.wr_id,
-				       IMM_BASE + i, i);
+				       wc.byte_len, IMM_BASE + i, i, size);
 			continue;
 		}
 		check_write(&c, i, off, size);
@@ -404,7 +406,7 @@ static int server(const char *addr, const char *port, int neg)
 				       i);
 	}
 	result(&c, !bad_imm && !bad_buf,
-	       "write-imm-order: %d Writes with Immediate (0 .. %u bytes): opcode, flag, value and WQE in post order, data in place",
+	       "write-imm-order: %d Writes with Immediate (0 .. %u bytes): opcode, flag, value, byte_len (the Write's length) and WQE in post order, data in place",
 	       nimm, sizes[nimm < 8 ? nimm - 1 : 7]);
 	result(&c, !event_within(&c, 300),
 	       "unsolicited-no-event: %d Immediate Data without SE raised no event on a solicited-only CQ",
@@ -442,9 +444,9 @@ static int server(const char *addr, const char *port, int neg)
 		result(&c, wc.status == IBV_WC_SUCCESS &&
 			  wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
 			  (wc.wc_flags & IBV_WC_WITH_IMM) &&
-			  ntohl(wc.imm_data) == IMM_SOL,
-		       "solicited-event: woken; opcode %d imm %#x (want %#x)",
-		       wc.opcode, ntohl(wc.imm_data), IMM_SOL);
+			  ntohl(wc.imm_data) == IMM_SOL && wc.byte_len == SOL_SIZE,
+		       "solicited-event: woken; opcode %d imm %#x byte_len %u (want %#x, %u: its own Write's length, not the plain Write's before it)",
+		       wc.opcode, ntohl(wc.imm_data), wc.byte_len, IMM_SOL, SOL_SIZE);
 		check_write(&c, NIMM, woff(NIMM), SOL_SIZE);
 		result(&c, check_write(&c, ORD_SEED2, ORD_OFF, ORD_SIZE),
 		       "write-imm-after-write: the %u-byte Write before it is in place at the solicited Write with Immediate's completion",
