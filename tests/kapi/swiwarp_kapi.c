@@ -789,6 +789,23 @@ static void kapi_reset(struct kapi *k)
 		k->broken = true;
 }
 
+/*
+ * The end of a case, reached with ret 0 and no reason in @why when every
+ * check held: PASS.  Otherwise (an error, or a reason: some checks fail
+ * with ret still 0) start the next case afresh (kapi_reset) and FAIL
+ * with the reason.
+ */
+static void kapi_case_end(struct kapi *k, const char *name, int ret,
+			  const char *why)
+{
+	if (!ret && !why[0]) {
+		kapi_pass(k, name);
+		return;
+	}
+	kapi_reset(k);
+	kapi_fail(k, name, "%s", why);
+}
+
 /* The connection every case but cq/ and drain-qp/ runs on. */
 static int kapi_ensure(struct kapi *k, char *why, size_t len)
 {
@@ -1023,11 +1040,8 @@ static void kapi_case_read_inv(struct kapi *k, int n)
 	ret = kapi_read_back(k, n, why, sizeof(why));
 	if (ret)
 		goto fail;
-	kapi_pass(k, name);
-	return;
 fail:
-	kapi_reset(k);
-	kapi_fail(k, name, "%s", why);
+	kapi_case_end(k, name, ret, why);
 }
 
 /*
@@ -1121,11 +1135,8 @@ static void kapi_case_send_inv(struct kapi *k, int n)
 	ret = kapi_read_back(k, n, why, sizeof(why));
 	if (ret)
 		goto fail;
-	kapi_pass(k, name);
-	return;
 fail:
-	kapi_reset(k);
-	kapi_fail(k, name, "%s", why);
+	kapi_case_end(k, name, ret, why);
 }
 
 /* One rdma_rw transfer of n pages on the server: rwb <-> the client's src. */
@@ -1352,11 +1363,8 @@ static void kapi_case_cq(struct kapi *k, enum kapi_cq_kind kind,
 	if (ret)
 		goto fail;
 	kapi_disconnect(k);
-	kapi_pass(k, name);
-	return;
 fail:
-	kapi_reset(k);
-	kapi_fail(k, name, "%s", why);
+	kapi_case_end(k, name, ret, why);
 }
 
 /*
@@ -1399,11 +1407,8 @@ static void kapi_case_drain(struct kapi *k)
 	if (ret)
 		goto fail;
 	kapi_out(k, "# drain-qp: %d receives flushed\n", n);
-	kapi_pass(k, name);
-	return;
 fail:
-	kapi_reset(k);
-	kapi_fail(k, name, "%s", why);
+	kapi_case_end(k, name, ret, why);
 }
 
 /* ------------------------------------------- RFC 7306: immediate, atomics */
@@ -1573,11 +1578,8 @@ static void kapi_case_write_imm(struct kapi *k, u32 bytes)
 	      kapi_local_inv(k, &k->cli, k->src.mr->lkey, why, sizeof(why));
 	if (ret)
 		goto fail;
-	kapi_pass(k, name);
-	return;
 fail:
-	kapi_reset(k);
-	kapi_fail(k, name, "%s", why);
+	kapi_case_end(k, name, ret, why);
 }
 
 /*
@@ -1642,11 +1644,8 @@ static void kapi_case_send_imm(struct kapi *k, u32 bytes)
 	ret = kapi_local_inv(k, &k->cli, k->src.mr->lkey, why, sizeof(why));
 	if (ret)
 		goto fail;
-	kapi_pass(k, name);
-	return;
 fail:
-	kapi_reset(k);
-	kapi_fail(k, name, "%s", why);
+	kapi_case_end(k, name, ret, why);
 }
 
 /* The 64-bit atomic target in the server's dst. */
@@ -1827,11 +1826,8 @@ static void kapi_case_cmp_swap(struct kapi *k)
 	ret = kapi_atomic_done(k, why, sizeof(why));
 	if (ret)
 		goto fail;
-	kapi_pass(k, name);
-	return;
 fail:
-	kapi_reset(k);
-	kapi_fail(k, name, "%s", why);
+	kapi_case_end(k, name, ret, why);
 }
 
 /*
@@ -1886,11 +1882,8 @@ static void kapi_case_atomic_no_right(struct kapi *k)
 	      kapi_atomic_done(k, why, sizeof(why));
 	if (ret)
 		goto fail;
-	kapi_pass(k, name);
-	return;
 fail:
-	kapi_reset(k);
-	kapi_fail(k, name, "%s", why);
+	kapi_case_end(k, name, ret, why);
 }
 
 static void kapi_cleanup(struct kapi *k)
