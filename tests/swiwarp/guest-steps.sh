@@ -71,7 +71,7 @@ step() {
 			kind=plain srv=0
 		fi
 		[ -z "$why" ] && [ "$srv" != 0 ] && [ "$kind" != reject ] &&
-			why="server exit $srv: $(cat "$LAB_SHARED/$tag-server.log" "$LAB_SHARED/$tag-server.err" | grep -v 'ping data' | tail -n 2 | tr '\n' ' ' | cut -c1-150)"
+			why="server exit $srv: $(cat "$LAB_SHARED/$tag-server.log" "$LAB_SHARED/$tag-server.err" | grep -v 'ping data' | tail -n 2 | tr '\n' ' ' | cut -c1-150); client (exit 0): $(grep -v 'ping data' "$work/$tag-client.err" 2>/dev/null | tail -n 2 | tr '\n' ' ' | cut -c1-150)"
 		if [ -z "$why" ]; then
 			case $kind in
 			rping:*)
