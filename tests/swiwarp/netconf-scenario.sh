@@ -205,10 +205,12 @@ if part v4; then
 	# address to that address's netdev, so the two share the port (before
 	# swiwarp tied its sockets: EADDRINUSE, rdma_listen failed).  Served
 	# by siw, then by swiwarp, a fresh wildcard server each time.
-	# Served by siw, the client's frames are delayed on eth1 for this
-	# step: upstream siw's passive side can leave a first Send that lands
-	# right after its MPA Reply unread (lab_delay_egress in lib.sh).
-	[ "$i" = 1 ] && { lab_delay_egress 100 eth1 || echo "could not add the netem delay"; }
+	# Served by siw, the only step with siw as the passive side: the
+	# client's (guest 1's swiwarp2) frames are delayed on eth1 for it, as
+	# the matrix delays its siw clients: upstream siw can leave a first
+	# Send that lands right after its MPA Reply unread (lab_delay_egress
+	# in lib.sh).
+	[ "$i" = 1 ] && { lab_delay_egress "${LAB_SIW_CLIENT_DELAY_MS:-100}" eth1 || echo "could not add the netem delay"; }
 	step rping-v4-siw-host-by-siw 2 7177 rping:5:200 \
 		"rping -s -a 0.0.0.0 -p 7177 -C 5 -S 200 -V -v" \
 		"rping -c -a 10.0.1.2 -p 7177 -C 5 -S 200 -V -v"
