@@ -108,6 +108,59 @@ neg_safety() {
 		lab_fail "$p.safety.cqflush" "did not run (exit $rc): $(tail -n 1 "$LAB_OUT/neg-safety-cqflush.out")"
 }
 
+# Issue 15 item 3: the raw ring ABI abused by an unprivileged user
+# (tests/robust/ring-abuse.c, Documentation/robustness.md 7.x): nobody, no
+# capabilities, /dev/infiniband open to everyone.  One process per case;
+# each must exit by itself (exit 0, or 1 after a FAIL of its own) and leave
+# no new kernel report (the patterns below, a subset of the lab's
+# DMESG_BAD).  Afterwards the kmalloc caches the endpoints, QPs and MRs live
+# in are back within slab-lib.sh's tolerance.
+neg_ring() {
+	local bad='BUG|WARNING|KASAN|Oops|general protection|UBSAN|refcount_t|soft lockup|hard LOCKUP|sleeping function|corruption|self-detected stall'
+	local ra=$BUILD/tests/robust/robust-ring-abuse bc=${LAB_IP%.*}.255 ra_w c a n0 n1 rc t0 left
+	if [ "$dev" != swiwarp ]; then
+		lab_skip "$p.ring" "(swiwarp only: its ring ABI)"
+		return
+	fi
+	if [ ! -x "$ra" ]; then
+		lab_fail "$p.ring.all" "not built: $ra"
+		return
+	fi
+	chmod 0666 /dev/infiniband/* 2>/dev/null
+	ra_w=$(lab_world_copy "$ra")
+	source "$LAB_TOP/tests/robust/slab-lib.sh"
+	slab_open '^kmalloc-(512|1k|2k|4k|8k)$'
+	slab_snapshot "$LAB_OUT/ring-slab.before"
+	t0=$(date +%s)
+	for c in sqe rqe race cq state storm; do
+		a=$LAB_IP
+		[ $c = storm ] && a=$bc
+		n0=$(dmesg | grep -cE "$bad")
+		timeout 240 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+			--bounding-set=-all "$ra_w" $c "$a" >"$LAB_OUT/ring-$c.out" 2>&1
+		rc=$?
+		cat "$LAB_OUT/ring-$c.out"
+		rename <"$LAB_OUT/ring-$c.out" | grep -E '^(PASS|FAIL|SKIP):' >>"$LAB_OUT/results"
+		n1=$(dmesg | grep -cE "$bad")
+		if [ $rc -gt 1 ] || { [ $rc -eq 1 ] && ! grep -q '^FAIL:' "$LAB_OUT/ring-$c.out"; }; then
+			lab_fail "$p.ring.$c.exit" "exit $rc (124: timeout, >128: signal)"
+		elif [ "$n1" -gt "$n0" ]; then
+			lab_fail "$p.ring.$c.kernel" "$((n1 - n0)) new kernel report line(s): $(dmesg | grep -E "$bad" | tail -n 1)"
+		else
+			lab_pass "$p.ring.$c.clean (exit $rc, no kernel report)"
+		fi
+	done
+	echo "neg: ring: the 6 ring-abuse cases took $(($(date +%s) - t0)) s"
+	# TCP teardown of the loopback connections, then the caches
+	for _ in $(seq 20); do
+		left=$(ss -Htan | grep -cvE 'TIME-WAIT|LISTEN')
+		[ "$left" -eq 0 ] && break
+		sleep 0.5
+	done
+	sleep 2
+	slab_check "$p.ring.slab" "$LAB_OUT/ring-slab.before" "$LAB_OUT/ring-slab.after"
+}
+
 lab_barrier up 300 || { lab_fail "$p.barrier.g$LAB_ID" "peer never came up"; lab_finish; }
 if [ "${NEG_CHURN_ONLY:-0}" = 1 ]; then
 	: # only the listener churn below (for debugging it)
@@ -151,6 +204,7 @@ else
 	rename <"$LAB_OUT/neg-regfail.out" | grep -E '^(PASS|FAIL|SKIP):' >>"$LAB_OUT/results"
 	neg_memcg
 	neg_safety
+	neg_ring
 	lab_barrier done 900
 fi
 
