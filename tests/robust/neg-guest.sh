@@ -151,6 +151,7 @@ neg_ring() {
 		fi
 	done
 	echo "neg: ring: the 6 ring-abuse cases took $(($(date +%s) - t0)) s"
+	t0=$(date +%s)
 	# TCP teardown of the loopback connections, then the caches
 	for _ in $(seq 20); do
 		left=$(ss -Htan | grep -cvE 'TIME-WAIT|LISTEN')
@@ -159,6 +160,7 @@ neg_ring() {
 	done
 	sleep 2
 	slab_check "$p.ring.slab" "$LAB_OUT/ring-slab.before" "$LAB_OUT/ring-slab.after"
+	echo "neg: ring: teardown wait and slab check took $(($(date +%s) - t0)) s"
 }
 
 lab_barrier up 300 || { lab_fail "$p.barrier.g$LAB_ID" "peer never came up"; lab_finish; }
