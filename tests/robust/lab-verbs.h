@@ -3,12 +3,18 @@
  * Small helpers shared by the lab's verbs test programs (tests/robust/prot.c,
  * tests/robust/neg.c, tests/soak/soak.c): a monotonic clock in milliseconds,
  * an rdma_cm event wait and a completion wait that give up after a timeout,
- * so a test whose peer never answers reports it instead of hanging.
+ * so a test whose peer never answers reports it instead of hanging; an
+ * rdma_cm address lookup, a resolved id, and a count of async events.
  */
 #ifndef SWIWARP_TESTS_LAB_VERBS_H
 #define SWIWARP_TESTS_LAB_VERBS_H
 
+#include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,6 +63,71 @@ static inline int lab_wait_wc(struct ibv_cq *cq, int ms, struct ibv_wc *wc,
 		usleep(poll_us);
 	}
 	return -1;
+}
+
+/* rdma_getaddrinfo of addr:port for RDMA_PS_TCP (NULL on failure). */
+static inline struct rdma_addrinfo *lab_getai(const char *addr, int port, bool passive)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *ai = NULL;
+	char ps[16];
+
+	hints.ai_flags = passive ? RAI_PASSIVE : 0;
+	snprintf(ps, sizeof(ps), "%d", port);
+	if (rdma_getaddrinfo(addr, ps, &hints, &ai))
+		return NULL;
+	return ai;
+}
+
+/* A resolved, not yet connected id on ch (NULL on failure, why set). */
+static inline struct rdma_cm_id *lab_resolved_id(struct rdma_event_channel *ch,
+						 struct sockaddr *dst, int ms, char *why,
+						 size_t wl)
+{
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+
+	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP)) {
+		snprintf(why, wl, "create_id: %s", strerror(errno));
+		return NULL;
+	}
+	if (rdma_resolve_addr(id, NULL, dst, 5000) || !(ev = get_event(ch, ms)) ||
+	    ev->event != RDMA_CM_EVENT_ADDR_RESOLVED) {
+		snprintf(why, wl, "resolve_addr: %s", strerror(errno));
+		rdma_destroy_id(id);
+		return NULL;
+	}
+	rdma_ack_cm_event(ev);
+	if (rdma_resolve_route(id, 5000) || !(ev = get_event(ch, ms)) ||
+	    ev->event != RDMA_CM_EVENT_ROUTE_RESOLVED) {
+		snprintf(why, wl, "resolve_route: %s", strerror(errno));
+		rdma_destroy_id(id);
+		return NULL;
+	}
+	rdma_ack_cm_event(ev);
+	return id;
+}
+
+/* Async events of ctx within ms: counts of CQ errors, fatal QP errors, others. */
+static inline void lab_async_events(struct ibv_context *ctx, int ms, int *cq_err,
+				    int *qp_fatal, int *other)
+{
+	struct ibv_async_event ae;
+	long long end = now_ms() + ms;
+
+	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	while (now_ms() < end) {
+		if (ibv_get_async_event(ctx, &ae)) {
+			usleep(10000);
+			continue;
+		}
+		if (ae.event_type == IBV_EVENT_CQ_ERR)
+			(*cq_err)++;
+		else if (ae.event_type == IBV_EVENT_QP_FATAL)
+			(*qp_fatal)++;
+		else
+			(*other)++;
+		ibv_ack_async_event(&ae);
+	}
 }
 
 #endif

@@ -1446,50 +1446,10 @@ static int local(const char *what)
 #define SAFE_PORT 7178
 #define SAFE_ROUNDS 40
 
-static struct rdma_addrinfo *safe_ai(const char *addr, int port, bool passive)
-{
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *ai = NULL;
-	char ps[16];
-
-	hints.ai_flags = passive ? RAI_PASSIVE : 0;
-	snprintf(ps, sizeof(ps), "%d", port);
-	if (rdma_getaddrinfo(addr, ps, &hints, &ai))
-		return NULL;
-	return ai;
-}
-
-/* A resolved, not yet connected id on ch (NULL on failure, why set). */
-static struct rdma_cm_id *safe_resolved(struct rdma_event_channel *ch, struct sockaddr *dst,
-					char *why, size_t wl)
-{
-	struct rdma_cm_event *ev;
-	struct rdma_cm_id *id;
-
-	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP)) {
-		snprintf(why, wl, "create_id: %s", strerror(errno));
-		return NULL;
-	}
-	if (rdma_resolve_addr(id, NULL, dst, 5000) || !(ev = get_event(ch, EVENT_MS)) ||
-	    ev->event != RDMA_CM_EVENT_ADDR_RESOLVED) {
-		snprintf(why, wl, "resolve_addr: %s", strerror(errno));
-		rdma_destroy_id(id);
-		return NULL;
-	}
-	rdma_ack_cm_event(ev);
-	if (rdma_resolve_route(id, 5000) || !(ev = get_event(ch, EVENT_MS)) ||
-	    ev->event != RDMA_CM_EVENT_ROUTE_RESOLVED) {
-		snprintf(why, wl, "resolve_route: %s", strerror(errno));
-		rdma_destroy_id(id);
-		return NULL;
-	}
-	rdma_ack_cm_event(ev);
-	return id;
-}
-
 static int safe_connfail(const char *addr)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
-	struct rdma_addrinfo *ai = safe_ai(addr, SAFE_PORT, false);
+	struct rdma_addrinfo *ai = lab_getai(addr, SAFE_PORT, false);
 	struct rdma_conn_param cp = { .responder_resources = 1, .initiator_depth = 1 };
 	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .cap = { 4, 4, 1, 1, 0 } };
 	int i, failed = 0, unreach = 0, connected = 0, other = 0;
@@ -1501,7 +1461,7 @@ static int safe_connfail(const char *addr)
 		return 1;
 	}
 	for (i = 0; i < SAFE_ROUNDS; i++) {
-		struct rdma_cm_id *id = safe_resolved(ch, ai->ai_dst_addr, why, sizeof(why));
+		struct rdma_cm_id *id = lab_resolved_id(ch, ai->ai_dst_addr, EVENT_MS, why, sizeof(why));
 		struct ibv_pd *pd;
 		struct ibv_cq *cq;
 		int rc, err;
@@ -1553,28 +1513,6 @@ static int safe_connfail(const char *addr)
 	return 0;
 }
 
-/* Async events of ctx within ms: counts of CQ errors and fatal QP errors. */
-static void safe_events(struct ibv_context *ctx, int ms, int *cq_err, int *qp_fatal, int *other)
-{
-	struct ibv_async_event ae;
-	long long end = now_ms() + ms;
-
-	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
-	while (now_ms() < end) {
-		if (ibv_get_async_event(ctx, &ae)) {
-			usleep(10000);
-			continue;
-		}
-		if (ae.event_type == IBV_EVENT_CQ_ERR)
-			(*cq_err)++;
-		else if (ae.event_type == IBV_EVENT_QP_FATAL)
-			(*qp_fatal)++;
-		else
-			(*other)++;
-		ibv_ack_async_event(&ae);
-	}
-}
-
 static int safe_cqflush(void)
 {
 	struct ibv_device **l = ibv_get_device_list(NULL);
@@ -1609,7 +1547,7 @@ static int safe_cqflush(void)
 		printf("FAIL: robust.neg.safety.cqflush [modify_qp(ERR): %s]\n", strerror(errno));
 		return 1;
 	}
-	safe_events(ctx, 2000, &err1, &fatal, &other);
+	lab_async_events(ctx, 2000, &err1, &fatal, &other);
 	while ((i = ibv_poll_cq(cq, 8, wc)) > 0)
 		got1 += i;
 	printf("neg: safety.cqflush: %d receives flushed into a CQ of %d: %d CQ error events, %d completions (%lld ms)\n",
@@ -1631,7 +1569,7 @@ static int safe_cqflush(void)
 		if (ibv_post_send(qp, &wr, &bad))
 			break;
 	}
-	safe_events(ctx, 2000, &err2, &fatal, &other);
+	lab_async_events(ctx, 2000, &err2, &fatal, &other);
 	while ((i = ibv_poll_cq(cq, 8, wc)) > 0)
 		got2 += i;
 	printf("neg: safety.cqflush: %d Sends posted in ERROR: %d CQ error events, %d completions; %d fatal QP events, %d others\n",
@@ -1704,7 +1642,7 @@ static void lpair_close(struct lpair *p)
 static int lpair_open(struct lpair *p, const char *addr, int port,
 		      int (*srv_pre)(void *, struct lpair *), void *arg, char *why, size_t wl)
 {
-	struct rdma_addrinfo *la = safe_ai(addr, port, true), *ca = safe_ai(addr, port, false);
+	struct rdma_addrinfo *la = lab_getai(addr, port, true), *ca = lab_getai(addr, port, false);
 	struct rdma_conn_param cp = { .responder_resources = 4, .initiator_depth = 4 };
 	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .cap = { 16, 16, 1, 1, 0 } };
 	struct rdma_cm_event *ev;
@@ -1717,7 +1655,7 @@ static int lpair_open(struct lpair *p, const char *addr, int port,
 		snprintf(why, wl, "listen on %s:%d: %s", addr, port, strerror(errno));
 		goto out;
 	}
-	p->c = safe_resolved(p->ch, ca->ai_dst_addr, why, wl);
+	p->c = lab_resolved_id(p->ch, ca->ai_dst_addr, EVENT_MS, why, wl);
 	if (!p->c)
 		goto out;
 	p->pd = ibv_alloc_pd(p->c->verbs);
@@ -1913,14 +1851,14 @@ static int raw_create_qp(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_
 static int qp_guesser(const char *bcast, uint32_t qpn, int seconds)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
-	struct rdma_addrinfo *ai = safe_ai(bcast, SAFE_PORT, false);
+	struct rdma_addrinfo *ai = lab_getai(bcast, SAFE_PORT, false);
 	struct rdma_conn_param cp = { .responder_resources = 1, .initiator_depth = 1 };
 	struct rdma_cm_id *id;
 	long long end = now_ms() + seconds * 1000LL;
 	int tries = 0, found = 0, other = 0;
 	char why[200];
 
-	id = ch && ai ? safe_resolved(ch, ai->ai_dst_addr, why, sizeof(why)) : NULL;
+	id = ch && ai ? lab_resolved_id(ch, ai->ai_dst_addr, EVENT_MS, why, sizeof(why)) : NULL;
 	if (!id) {
 		printf("neg: safety.qpfail: guesser setup failed\n");
 		return 255;

@@ -305,16 +305,6 @@ struct conn {
 	uint32_t max_inline;
 };
 
-static struct rdma_addrinfo *getai(int port, bool passive)
-{
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *ai = NULL;
-	char ps[16];
-
-	hints.ai_flags = passive ? RAI_PASSIVE : 0;
-	snprintf(ps, sizeof(ps), "%d", port);
-	return rdma_getaddrinfo(addr, ps, &hints, &ai) ? NULL : ai;
-}
-
 static void conn_close(struct conn *p)
 {
 	struct rdma_cm_event *ev;
@@ -370,7 +360,7 @@ static int conn_open(struct conn *p, int cqe, void (*pre)(struct conn *), char *
 {
 	static int port_off;
 	int port = PORT + (port_off++ % 16);
-	struct rdma_addrinfo *la = getai(port, true), *ca = getai(port, false);
+	struct rdma_addrinfo *la = lab_getai(addr, port, true), *ca = lab_getai(addr, port, false);
 	struct rdma_conn_param cp = { .responder_resources = 4, .initiator_depth = 4 };
 	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC };
 	struct rdma_cm_event *ev;
@@ -385,18 +375,9 @@ static int conn_open(struct conn *p, int cqe, void (*pre)(struct conn *), char *
 		snprintf(why, wl, "listen on %s:%d: %s", addr, port, strerror(errno));
 		goto out;
 	}
-	if (rdma_create_id(p->ch, &p->c, NULL, RDMA_PS_TCP) ||
-	    rdma_resolve_addr(p->c, NULL, ca->ai_dst_addr, 5000) ||
-	    !(ev = get_event(p->ch, EVENT_MS))) {
-		snprintf(why, wl, "resolve_addr: %s", strerror(errno));
+	p->c = lab_resolved_id(p->ch, ca->ai_dst_addr, EVENT_MS, why, wl);
+	if (!p->c)
 		goto out;
-	}
-	rdma_ack_cm_event(ev);
-	if (rdma_resolve_route(p->c, 5000) || !(ev = get_event(p->ch, EVENT_MS))) {
-		snprintf(why, wl, "resolve_route: %s", strerror(errno));
-		goto out;
-	}
-	rdma_ack_cm_event(ev);
 	p->ctx = p->c->verbs;
 	p->pd = ibv_alloc_pd(p->ctx);
 	p->pd2 = ibv_alloc_pd(p->ctx);
@@ -1100,27 +1081,6 @@ static int do_race(int secs)
 
 /* ---- cq: scribbling on the CQ and the control words ------------------------- */
 
-static void count_events(struct ibv_context *ctx, int ms, int *cq_err, int *qp_fatal, int *other)
-{
-	struct ibv_async_event ae;
-	long long end = now_ms() + ms;
-
-	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
-	while (now_ms() < end) {
-		if (ibv_get_async_event(ctx, &ae)) {
-			usleep(10000);
-			continue;
-		}
-		if (ae.event_type == IBV_EVENT_CQ_ERR)
-			(*cq_err)++;
-		else if (ae.event_type == IBV_EVENT_QP_FATAL)
-			(*qp_fatal)++;
-		else
-			(*other)++;
-		ibv_ack_async_event(&ae);
-	}
-}
-
 static int do_cq(void)
 {
 	struct conn p;
@@ -1148,7 +1108,7 @@ static int do_cq(void)
 	e = good_write(&p, 1, 64, 0);
 	sq_post(&p.cr, &e);
 	doorbell(p.c->qp);
-	count_events(p.ctx, 2000, &cq_err, &fatal, &other);
+	lab_async_events(p.ctx, 2000, &cq_err, &fatal, &other);
 	printf("ring: cq: Write into a CQ with every slot forged VALID: %d CQ error events, %d fatal QP events, %d others, QP state %d, target %s\n",
 	       cq_err, fatal, other, qp_state(p.c->qp), p.dst[0] == 0x5a ? "written" : "not written");
 	if (cq_err != 1)
@@ -1163,7 +1123,7 @@ static int do_cq(void)
 		n += sq_post(&p.cr, &e);
 	}
 	doorbell(p.c->qp);
-	count_events(p.ctx, 2000, &cq_err2, &fatal, &other);
+	lab_async_events(p.ctx, 2000, &cq_err2, &fatal, &other);
 	printf("ring: cq: %d SQEs flushed into the forged full CQ: %d more CQ error events\n", n,
 	       cq_err2);
 	if (cq_err2 > 1)
@@ -1261,7 +1221,7 @@ static void *storm_thread(void *arg)
 {
 	struct stormer *x = arg;
 	struct rdma_event_channel *ch = rdma_create_event_channel();
-	struct rdma_addrinfo *ai = getai(PORT + 20, false);
+	struct rdma_addrinfo *ai = lab_getai(addr, PORT + 20, false);
 	struct rdma_conn_param cp = { .responder_resources = 1, .initiator_depth = 1 };
 	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .cap = { 4, 4, 1, 1, 0 } };
 	struct rdma_cm_event *ev;
@@ -1272,25 +1232,13 @@ static void *storm_thread(void *arg)
 		return NULL;
 	}
 	for (i = 0; i < STORM_ROUNDS; i++) {
-		struct rdma_cm_id *id = NULL;
+		struct rdma_cm_id *id;
 		struct ibv_pd *pd = NULL;
 		struct ibv_cq *cq = NULL;
 
-		if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) ||
-		    rdma_resolve_addr(id, NULL, ai->ai_dst_addr, 5000) ||
-		    !(ev = get_event(ch, EVENT_MS))) {
-			snprintf(x->why, sizeof(x->why), "resolve_addr: %s", strerror(errno));
-			if (id)
-				rdma_destroy_id(id);
+		id = lab_resolved_id(ch, ai->ai_dst_addr, EVENT_MS, x->why, sizeof(x->why));
+		if (!id)
 			break;
-		}
-		rdma_ack_cm_event(ev);
-		if (rdma_resolve_route(id, 5000) || !(ev = get_event(ch, EVENT_MS))) {
-			snprintf(x->why, sizeof(x->why), "resolve_route: %s", strerror(errno));
-			rdma_destroy_id(id);
-			break;
-		}
-		rdma_ack_cm_event(ev);
 		pd = ibv_alloc_pd(id->verbs);
 		cq = pd ? ibv_create_cq(id->verbs, 8, NULL, NULL, 0) : NULL;
 		qa.send_cq = qa.recv_cq = cq;
