@@ -102,8 +102,10 @@ int DPI_Init(DPI_Context &context)
 {
 	return init_with(context, [] {
 		dpi::Options o;
-		o.spec = dpi::ClusterSpec::from_env();
-		o.node_id = static_cast<int>(env_long("DPI_NODE_ID", -1));
+		auto l = dpi::launch_from_env(); // $DPI_CLUSTER + $DPI_NODE_ID, else PMIx
+		o.spec = std::move(l.spec);
+		o.node_id = l.node_id;
+		o.launcher = std::move(l.session);
 		o.op_timeout = std::chrono::milliseconds(env_long("DPI_TIMEOUT_MS", 0));
 		return o;
 	});

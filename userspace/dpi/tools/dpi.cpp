@@ -45,7 +45,8 @@ const char *usage_text =
         "  bench NAME [--appenders K] [--chunk B] [--bytes B] [--create-owner N]\n"
         "  write NAME OFFSET --data STR | read NAME OFFSET LEN\n"
         "  probe-restart NAME --owner N --wait-file F\n"
-        "--spec defaults to $DPI_CLUSTER, --id to $DPI_NODE_ID (unset: anonymous client).\n";
+        "--spec defaults to $DPI_CLUSTER, --id to $DPI_NODE_ID (unset: anonymous client).\n"
+        "With neither, under mpirun: the cluster and --id (= rank) from PMIx (Documentation/dpi.md).\n";
 
 struct Args {
 	std::vector<std::string> pos;
@@ -102,9 +103,13 @@ Args parse(int argc, char **argv)
 std::shared_ptr<dpi::Node> start(const Args &a)
 {
 	dpi::Options o;
-	o.spec = a.has("spec") ? dpi::ClusterSpec::load(a.get("spec")) : dpi::ClusterSpec::from_env();
-	const char *env_id = std::getenv("DPI_NODE_ID");
-	o.node_id = static_cast<int>(a.num("id", env_id && *env_id ? std::atoi(env_id) : -1));
+	std::optional<int> id;
+	if (a.has("id"))
+		id = static_cast<int>(a.num("id", -1));
+	auto l = dpi::launch_from_env(a.has("spec") ? a.get("spec") : "", id);
+	o.spec = std::move(l.spec);
+	o.node_id = l.node_id;
+	o.launcher = std::move(l.session);
 	o.op_timeout = std::chrono::milliseconds(a.num("timeout-ms", 0));
 	o.connect_timeout = std::chrono::milliseconds(a.num("connect-timeout-ms", 5000));
 	return dpi::Node::start(o);
@@ -150,7 +155,12 @@ void on_signal(int)
 
 int cmd_info(const Args &a)
 {
-	auto spec = a.has("spec") ? dpi::ClusterSpec::load(a.get("spec")) : dpi::ClusterSpec::from_env();
+	std::optional<int> id;
+	if (a.has("id"))
+		id = static_cast<int>(a.num("id", -1));
+	auto l = dpi::launch_from_env(a.has("spec") ? a.get("spec") : "", id);
+	const auto &spec = l.spec;
+	std::cout << "cluster from " << l.origin << ", this is node " << l.node_id << "\n";
 	std::cout << "directory node " << spec.directory_node() << "\n";
 	for (auto &n : spec.nodes())
 		std::cout << "node " << n.id << " " << n.host << ":" << n.port

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -50,9 +51,16 @@ inline long long num(const std::map<std::string, std::string> &m, const std::str
 
 inline std::shared_ptr<dpi::Node> start_node(const std::map<std::string, std::string> &m)
 {
+	// --spec FILE (or $DPI_CLUSTER) with --id; without either, the launcher's
+	// PMIx server (mpirun) gives the node id and every node's address.
 	dpi::Options o;
-	o.spec = dpi::ClusterSpec::load(opt(m, "spec", ""));
-	o.node_id = static_cast<int>(num(m, "id", -1));
+	std::optional<int> id;
+	if (m.count("id"))
+		id = static_cast<int>(num(m, "id", -1));
+	auto l = dpi::launch_from_env(opt(m, "spec", ""), id);
+	o.spec = std::move(l.spec);
+	o.node_id = l.node_id;
+	o.launcher = std::move(l.session);
 	o.op_timeout = std::chrono::milliseconds(num(m, "op-timeout-ms", 120000));
 	auto n = dpi::Node::start(o);
 	std::fprintf(stderr, "flows: node %d up\n", n->id());

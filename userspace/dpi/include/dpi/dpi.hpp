@@ -96,6 +96,50 @@ private:
 	int directory_ = -1;
 };
 
+// How a process finds its cluster (Documentation/dpi.md, "Finding the
+// cluster"): a spec file ($DPI_CLUSTER or an explicit path), or, without one,
+// the PMIx server of the launcher that started it (Open MPI's mpirun): node id
+// = PMIx rank, one node per rank, addresses exchanged through PMIx.
+enum class ClusterSource { spec_file, pmix };
+
+// The decision alone: a spec file wins; else PMIx when the launcher's
+// environment is there; else Errc::spec_error "no PMIx server (and
+// DPI_CLUSTER is not set)".
+ClusterSource choose_cluster_source(bool spec_given, bool pmix_env);
+
+// True when the environment names a PMIx server's job ($PMIX_NAMESPACE or
+// $PMIX_RANK, as Open MPI 4.1's mpirun and Slurm's srun --mpi=pmix set).
+bool pmix_environment();
+
+// True when this libdpi was built with PMIx (libpmix-dev).
+bool pmix_built() noexcept;
+
+// The PMIx value a rank publishes under pmix_address_key: one spec line,
+// "node <rank> <host>:<port> [device=<name>]" (IPv6 hosts in brackets).
+inline constexpr const char *pmix_address_key = "dpi.node.v1";
+std::string encode_node_address(const NodeAddress &a);
+// Parses what rank `rank` published; throws spec_error naming the rank on a
+// malformed value or one that claims another id.
+NodeAddress decode_node_address(std::string_view value, int rank);
+// A spec (directory = lowest id) from the decoded addresses; origin names the
+// source in error messages.
+ClusterSpec spec_from_addresses(const std::vector<NodeAddress> &nodes, std::string_view origin);
+
+struct Launch {
+	ClusterSpec spec;
+	int node_id = -1; // -1: anonymous client (spec file without a node id)
+	ClusterSource source = ClusterSource::spec_file;
+	std::string origin; // the spec path, or "PMIx namespace <ns>"
+	// Keeps the PMIx client alive; PMIx_Finalize runs when the last copy goes
+	// (Options::launcher hands it to the Node).
+	std::shared_ptr<void> session;
+};
+
+// Finds the cluster: spec_path (or $DPI_CLUSTER when empty) with node_id (or
+// $DPI_NODE_ID when node_id is unset) if a spec is given; otherwise PMIx.
+// With $DPI_VERBOSE set (not "0") prints one line naming the source on stderr.
+Launch launch_from_env(const std::string &spec_path = {}, std::optional<int> node_id = std::nullopt);
+
 enum class BufferKind : uint32_t { append = 1, region = 2 };
 
 // How the sources of an append buffer place their records.
@@ -137,6 +181,9 @@ struct Options {
 	std::chrono::milliseconds op_timeout{0};
 	// Copy-vs-register threshold.  0 = measure at init on the actual device.
 	size_t critical_size = 0;
+	// Held until the node stops: the launcher session the cluster came from
+	// (Launch::session; PMIx_Finalize when the last holder goes).
+	std::shared_ptr<void> launcher;
 };
 
 struct Stats {
