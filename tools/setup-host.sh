@@ -31,8 +31,9 @@ packages=(
 	iperf3 python3-matplotlib
 	# libdpi / flows
 	liblz4-dev libzstd-dev libsodium-dev
-	# flows benchmark: the join written with MPI (tests/bench/flows.sh)
-	openmpi-bin libopenmpi-dev
+	# flows benchmark: the join written with MPI (tests/bench/flows.sh);
+	# libdpi's PMIx bootstrap under mpirun (libopenmpi-dev pulls libpmix-dev in too)
+	openmpi-bin libopenmpi-dev libpmix-dev
 	# Debian packages (make deb, tests/suites/69-deb.sh): debhelper with the
 	# dkms add-on, DKMS itself (the lab guests run it from the host root)
 	dpkg-dev debhelper dh-dkms dkms lintian

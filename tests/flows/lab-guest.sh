@@ -5,7 +5,7 @@
 #   FLOWS_TESTS="join-uniform hint"   only these tests (default: all)
 #   FLOWS_ROWS=20000                  rows per join table
 #   FLOWS_DELAY_MS=100                netem delay on every guest (siw's race)
-#   FLOWS_MPI_TIMEOUT=240             seconds per mpirun (tests mpi, mpi-all)
+#   FLOWS_MPI_TIMEOUT=240             seconds per mpirun (tests mpi, mpi-all, pmix)
 # Result names: flows.DRIVER.TEST[.detail]; each application prints its own
 # PASS/FAIL lines, which are copied into $LAB_OUT/results.
 source "$LAB_TOP/tests/lab/lib.sh"
@@ -136,11 +136,63 @@ mpi_probe() {
 		echo 1 >$k/events/kprobes/mpi_swiwarp_qp/enable; } ||
 		lab_fail "$t.mpi.probe-g$LAB_ID" "cannot set a kprobe on swiwarp_create_qp"
 }
-if { want mpi || want mpi-all; } && [ "$drv" = swiwarp ]; then
+# pmix_app NAME PORT SPEC-TEST PROGRAM ARGS...: the DPI application started by
+# mpirun with one rank per guest and no spec file: libdpi takes its node id
+# and every node's address from mpirun's PMIx server (Documentation/dpi.md,
+# "Finding the cluster").  Checked: the application's own PASS lines (the
+# join: against a single-node join), node 0's result line equal to the one
+# of the spec-file run SPEC-TEST of this boot (if it ran), every rank saying
+# it got the cluster from PMIx on its own guest's swiwarp0, and swiwarp QPs
+# created on guest 1 during the run.
+pmix_app() {
+	local name=$1 port=$2 spec_test=$3 prog=$4 log qp0 qp1 rc n=$LAB_N i bad="" a b
+	shift 4
+	log=$out/$name.log
+	qp0=$(mpi_qps 1)
+	timeout "${FLOWS_MPI_TIMEOUT:-240}" mpirun "${MPI_LAUNCH[@]}" -x DPI_PORT="$port" -x DPI_VERBOSE=1 \
+		-np "$n" --host "$(mpi_hosts "$n")" "$bin/$prog" --nodes "$n" --name "$t.$name" "$@" >"$log" 2>&1
+	rc=$?
+	qp1=$(mpi_qps 1)
+	grep -E '^(PASS|FAIL|SKIP):' "$log" >>"$LAB_OUT/results"
+	grep -E '^(PASS|FAIL|SKIP):|^# |^dpi: cluster' "$log"
+	if grep -q '^FAIL:' "$log"; then
+		LAB_FAILURES=$((LAB_FAILURES + 1))
+	elif [ $rc -ne 0 ] || ! grep -q "^PASS: $t.$name\$" "$log"; then
+		lab_fail "$t.$name" "mpirun exit $rc: $(grep -v '^\[lab' "$log" | tail -4 | tr '\n' ' ')"
+	fi
+	for i in $(seq 0 $((n - 1))); do
+		grep -q "^dpi: cluster from PMIx namespace [^ ]*: $n nodes, this is node $i at 192\.0\.2\.$((i + 1)):$port device=swiwarp0\$" "$log" ||
+			bad+=" node $i"
+	done
+	if [ -z "$bad" ] && [ $((qp1 - qp0)) -ge $((n - 1)) ]; then
+		lab_pass "$t.$name.via-pmix"
+		echo "# $t.$name.via-pmix: $n ranks took the cluster from PMIx, node i on guest i+1's swiwarp0, $((qp1 - qp0)) swiwarp QPs created on guest 1"
+	else
+		lab_fail "$t.$name.via-pmix" "no PMIx cluster line for${bad:- no node} (want node i at 192.0.2.(i+1):$port device=swiwarp0); $((qp1 - qp0)) swiwarp QPs on guest 1 ($qp0 -> $qp1)"
+	fi
+	a=$(sed -n "s/^# $t.$spec_test: //p" "$out/$spec_test.g1.log" 2>/dev/null)
+	if [ -z "$a" ]; then
+		lab_skip "$t.$name.same-as-spec" "the spec-file run $spec_test did not run or printed no result"
+	else
+		b=$(sed -n "s/^# $t.$name: //p" "$log")
+		# The join's line ends in its timing-free result; ps prints the model.
+		if [ "$a" = "$b" ]; then
+			lab_pass "$t.$name.same-as-spec"
+			echo "# $t.$name.same-as-spec: $b"
+		else
+			lab_fail "$t.$name.same-as-spec" "PMIx run: '$b', spec-file run: '$a'"
+		fi
+	fi
+}
+if { want mpi || want mpi-all || want pmix; } && [ "$drv" = swiwarp ]; then
 	source "$LAB_TOP/tests/flows/mpi-lib.sh"
 	mpi_probe
 	lab_barrier mpi-probe 300 || lab_fail "$t.mpi.barrier-g$LAB_ID"
 	if [ "$LAB_ID" = 1 ]; then
+		if want pmix; then
+			pmix_app pmix-join 7491 join-uniform flows-join --rows "$rows" --dist uniform --prefix pj
+			pmix_app pmix-ps 7492 ps flows-ps
+		fi
 		for v in mpi mpi-all; do
 			want $v || continue
 			first=2

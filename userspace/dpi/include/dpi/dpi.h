@@ -8,8 +8,11 @@
 // `using namespace std;` (see examples/listing1.cpp).
 //
 // Environment read by DPI_Init(DPI_Context&):
-//   DPI_CLUSTER   path of the cluster spec (required)
+//   DPI_CLUSTER   path of the cluster spec; unset, the launcher's PMIx
+//                 server (mpirun) gives the cluster and the node id (= rank)
 //   DPI_NODE_ID   this process's node id (unset: anonymous client)
+//   DPI_ADDR, DPI_DEVICE, DPI_PORT, DPI_PMIX_TIMEOUT, DPI_VERBOSE: the PMIx
+//                 case, Documentation/dpi.md "Finding the cluster"
 //   DPI_TIMEOUT_MS  op timeout for backpressure waits and replies (0 = none)
 //   DPI_CRITICAL_SIZE  force the copy-vs-register threshold (bytes)
 #pragma once
@@ -58,7 +61,7 @@ struct DPI_Context {
 	std::map<std::string, std::unique_ptr<dpi::Region>> regions;
 };
 
-// Reads $DPI_CLUSTER / $DPI_NODE_ID.
+// Reads $DPI_CLUSTER / $DPI_NODE_ID, or without DPI_CLUSTER asks PMIx.
 int DPI_Init(DPI_Context &context);
 int DPI_Init(DPI_Context &context, const std::string &spec_path, int node_id);
 int DPI_Init(DPI_Context &context, const dpi::Options &options);
