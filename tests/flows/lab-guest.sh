@@ -95,6 +95,19 @@ fi
 # every rank's MTL names the domain swiwarp0, and the first rank's guest
 # created a swiwarp QP per peer during the run (a kprobe's hit count, read
 # there through the rsh agent).
+# mpi_results NAME LOG RC SHOW: the result lines of one mpirun into
+# $LAB_OUT/results, the lines matching SHOW too on stdout; a FAIL line counts,
+# and without one an exit status other than 0 or a missing "PASS: $t.NAME" fails.
+mpi_results() {
+	local name=$1 log=$2 rc=$3 show=$4
+	grep -E '^(PASS|FAIL|SKIP):' "$log" >>"$LAB_OUT/results"
+	grep -E "^(PASS|FAIL|SKIP):|$show" "$log"
+	if grep -q '^FAIL:' "$log"; then
+		LAB_FAILURES=$((LAB_FAILURES + 1))
+	elif [ "$rc" -ne 0 ] || ! grep -q "^PASS: $t.$name\$" "$log"; then
+		lab_fail "$t.$name" "mpirun exit $rc: $(grep -v '^\[lab' "$log" | tail -4 | tr '\n' ' ')"
+	fi
+}
 mpi_app() { # NAME FIRST-GUEST PROGRAM ARGS...
 	local name=$1 first=$2 prog=$3 log qp0 qp1 doms rc n=$((LAB_N - $2 + 1))
 	shift 3
@@ -104,13 +117,7 @@ mpi_app() { # NAME FIRST-GUEST PROGRAM ARGS...
 		-np $n --host "$(mpi_hosts "$first" "$LAB_N")" "$bin/$prog" --name "$t.$name" "$@" >"$log" 2>&1
 	rc=$?
 	qp1=$(mpi_qps "$first")
-	grep -E '^(PASS|FAIL|SKIP):' "$log" >>"$LAB_OUT/results"
-	grep -E '^(PASS|FAIL|SKIP):|^# ' "$log"
-	if grep -q '^FAIL:' "$log"; then
-		LAB_FAILURES=$((LAB_FAILURES + 1))
-	elif [ $rc -ne 0 ] || ! grep -q "^PASS: $t.$name\$" "$log"; then
-		lab_fail "$t.$name" "mpirun exit $rc: $(grep -v '^\[lab' "$log" | tail -4 | tr '\n' ' ')"
-	fi
+	mpi_results "$name" "$log" $rc '^# '
 	doms=$(grep -c 'mtl:ofi:provider: swiwarp0$' "$log")
 	if [ "$doms" = $n ] && [ $((qp1 - qp0)) -ge $((n - 1)) ]; then
 		lab_pass "$t.$name.on-swiwarp"
@@ -145,7 +152,7 @@ mpi_probe() {
 # it got the cluster from PMIx on its own guest's swiwarp0, and swiwarp QPs
 # created on guest 1 during the run.
 pmix_app() {
-	local name=$1 port=$2 spec_test=$3 prog=$4 log qp0 qp1 rc n=$LAB_N i bad="" a b
+	local name=$1 port=$2 spec_test=$3 prog=$4 log qp0 qp1 rc n=$LAB_N i bad="" a b t0=$SECONDS
 	shift 4
 	log=$out/$name.log
 	qp0=$(mpi_qps 1)
@@ -153,20 +160,14 @@ pmix_app() {
 		-np "$n" --host "$(mpi_hosts "$n")" "$bin/$prog" --nodes "$n" --name "$t.$name" "$@" >"$log" 2>&1
 	rc=$?
 	qp1=$(mpi_qps 1)
-	grep -E '^(PASS|FAIL|SKIP):' "$log" >>"$LAB_OUT/results"
-	grep -E '^(PASS|FAIL|SKIP):|^# |^dpi: cluster' "$log"
-	if grep -q '^FAIL:' "$log"; then
-		LAB_FAILURES=$((LAB_FAILURES + 1))
-	elif [ $rc -ne 0 ] || ! grep -q "^PASS: $t.$name\$" "$log"; then
-		lab_fail "$t.$name" "mpirun exit $rc: $(grep -v '^\[lab' "$log" | tail -4 | tr '\n' ' ')"
-	fi
+	mpi_results "$name" "$log" $rc '^# |^dpi: cluster'
 	for i in $(seq 0 $((n - 1))); do
 		grep -q "^dpi: cluster from PMIx namespace [^ ]*: $n nodes, this is node $i at 192\.0\.2\.$((i + 1)):$port device=swiwarp0\$" "$log" ||
 			bad+=" node $i"
 	done
 	if [ -z "$bad" ] && [ $((qp1 - qp0)) -ge $((n - 1)) ]; then
 		lab_pass "$t.$name.via-pmix"
-		echo "# $t.$name.via-pmix: $n ranks took the cluster from PMIx, node i on guest i+1's swiwarp0, $((qp1 - qp0)) swiwarp QPs created on guest 1"
+		echo "# $t.$name.via-pmix: $n ranks took the cluster from PMIx, node i on guest i+1's swiwarp0, $((qp1 - qp0)) swiwarp QPs created on guest 1, mpirun took $((SECONDS - t0)) s"
 	else
 		lab_fail "$t.$name.via-pmix" "no PMIx cluster line for${bad:- no node} (want node i at 192.0.2.(i+1):$port device=swiwarp0); $((qp1 - qp0)) swiwarp QPs on guest 1 ($qp0 -> $qp1)"
 	fi

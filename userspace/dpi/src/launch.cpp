@@ -23,12 +23,11 @@ ClusterSource choose_cluster_source(bool spec_given, bool pmix_env)
 
 bool pmix_environment()
 {
-	for (const char *v : {"PMIX_NAMESPACE", "PMIX_RANK"}) {
+	auto set = [](const char *v) {
 		const char *s = std::getenv(v);
-		if (s && *s)
-			return true;
-	}
-	return false;
+		return s && *s;
+	};
+	return set("PMIX_NAMESPACE") || set("PMIX_RANK");
 }
 
 std::string encode_node_address(const NodeAddress &a)
