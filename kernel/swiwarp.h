@@ -15,6 +15,7 @@
 #include <linux/percpu.h>
 #include <linux/rwsem.h>
 #include <linux/spinlock.h>
+#include <linux/uidgid.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <net/sock.h>
@@ -441,6 +442,7 @@ struct swiwarp_qp {
 	enum swiwarp_qp_state state;
 	u32 id;
 	bool user;
+	kuid_t owner;			/* user QPs: the creator's effective uid */
 	bool sig_all;
 	/*
 	 * bit 0: a completion of this QP did not fit into its CQ; the TX

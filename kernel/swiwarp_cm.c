@@ -24,6 +24,8 @@
  * requests iw_cm never answers" below).
  */
 
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/etherdevice.h>
 #include <linux/inetdevice.h>
 #include <linux/net.h>
@@ -1220,6 +1222,28 @@ static struct swiwarp_qp *swiwarp_cm_get_qp(struct ib_device *ibdev,
 	return qp;
 }
 
+/*
+ * iw_cm passes on the QP number that its caller chose, and rdma_cm lets
+ * user space choose it freely: through ucma, rdma_connect() and
+ * rdma_accept() take conn_param.qp_num as given.  The number is looked up
+ * device-wide, so without this check any local user could bind another
+ * user's QP, or a kernel consumer's, to a connection of its own, and the
+ * peer at the other end could then reach that QP's memory.  Both calls
+ * run in their caller's context (ucma's write(), or the kernel consumer's
+ * own thread), so current is the one who asks.
+ */
+static bool swiwarp_cm_may_bind(const struct swiwarp_qp *qp)
+{
+	if (qp->user)
+		return uid_eq(current_euid(), qp->owner);
+	/*
+	 * Kernel consumers connect and accept from kernel threads (their
+	 * rdma_cm event handlers, nfsd), or from a syscall that already
+	 * needed CAP_SYS_ADMIN (a mount, nvme-cli's /dev/nvme-fabrics).
+	 */
+	return (current->flags & PF_KTHREAD) || capable(CAP_SYS_ADMIN);
+}
+
 static int swiwarp_addr_len(const struct sockaddr_storage *ss)
 {
 	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
@@ -1245,6 +1269,10 @@ int swiwarp_connect(struct iw_cm_id *id, struct iw_cm_conn_param *p)
 	qp = swiwarp_cm_get_qp(id->device, p->qpn);
 	if (!qp)
 		return -EINVAL;
+	if (!swiwarp_cm_may_bind(qp)) {
+		swiwarp_qp_put(qp);
+		return -EPERM;
+	}
 	cep = swiwarp_cep_new(sdev);
 	if (!cep) {
 		swiwarp_qp_put(qp);
@@ -1346,6 +1374,11 @@ int swiwarp_accept(struct iw_cm_id *id, struct iw_cm_conn_param *p)
 	qp = swiwarp_cm_get_qp(id->device, p->qpn);
 	if (!qp) {
 		rv = -EINVAL;
+		goto err_close;
+	}
+	if (!swiwarp_cm_may_bind(qp)) {
+		swiwarp_qp_put(qp);
+		rv = -EPERM;
 		goto err_close;
 	}
 	swiwarp_cep_stop_timer(cep);

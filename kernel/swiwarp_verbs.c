@@ -6,6 +6,7 @@
  */
 
 #include <linux/etherdevice.h>
+#include <linux/cred.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/vmalloc.h>
@@ -614,6 +615,7 @@ int swiwarp_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	INIT_WORK(&qp->tx_work, swiwarp_tx_work);
 	qp->state = SWIWARP_QP_IDLE;
 	qp->user = !!udata;
+	qp->owner = current_euid();
 	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->scq = to_scq(attr->send_cq);
 	qp->rcq = to_scq(attr->recv_cq);

@@ -80,7 +80,8 @@ neg_memcg() {
 # slub_debug poisoning on kmalloc-2k (the endpoints' cache), so a write to
 # a freed endpoint is reported.  cqflush runs unprivileged.  mraccess
 # connects to itself.  qpfail races failing QP creations with rdma_connect
-# guessing their numbers from another process.
+# guessing their numbers from another process.  qpbind: one unprivileged
+# user names another's QP number in rdma_connect and rdma_accept.
 neg_safety() {
 	local bc=${LAB_IP%.*}.255 c
 	if [ "$dev" != swiwarp ]; then
@@ -89,8 +90,10 @@ neg_safety() {
 	fi
 	grep -q 'slub_debug=FZP,kmalloc-2k' /proc/cmdline ||
 		echo "neg: safety: the guest booted without slub_debug: a use-after-free may go unseen"
-	for c in connfail mraccess qpfail; do
-		timeout 120 "$neg" safety $c "$([ $c = mraccess ] && echo "$LAB_IP" || echo "$bc")" \
+	# qpbind drops to two unprivileged uids, which need rdma_cm and uverbs
+	chmod 0666 /dev/infiniband/rdma_cm /dev/infiniband/uverbs* 2>/dev/null
+	for c in connfail mraccess qpfail qpbind; do
+		timeout 120 "$neg" safety $c "$([ $c = mraccess ] || [ $c = qpbind ] && echo "$LAB_IP" || echo "$bc")" \
 			>"$LAB_OUT/neg-safety-$c.out" 2>&1
 		rc=$?
 		cat "$LAB_OUT/neg-safety-$c.out"

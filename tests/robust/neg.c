@@ -42,6 +42,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -1426,7 +1427,7 @@ static int local(const char *what)
 /* ---- safety: the memory-safety defects of issue 15 ------------------- */
 
 /*
- * robust-neg safety connfail|cqflush|mraccess|qpfail ADDR
+ * robust-neg safety connfail|cqflush|mraccess|qpfail|qpbind ADDR
  *
  * connfail ADDR: rdma_connect to ADDR (the subnet's broadcast address:
  *   rdma_cm resolves it, TCP's connect() refuses it at once with
@@ -1965,6 +1966,222 @@ static int safe_qpfail(const char *bcast)
 	return fails != 0;
 }
 
+/*
+ * qpbind ADDR: rdma_cm takes the QP number of rdma_connect() and
+ * rdma_accept() from its caller (conn_param.qp_num) and swiwarp looks it
+ * up device-wide.  A QP created by one user (the victim, uid 65534) must
+ * not be bound by another (the thief, uid 65533): the thief's connect and
+ * accept with that number fail with EPERM and leave the victim's QP in
+ * the state it had, while the same user's connection with QPs of its own is
+ * established (so the EPERM is the owner check, not a broken path).  Run
+ * as root: each side is a child that drops to its uid.
+ */
+#define QPBIND_VICTIM 65534
+#define QPBIND_THIEF 65533
+#define QPBIND_PORT 7195	/* 7195 closed, 7196 the accept, 7197 the control */
+
+static int drop_to(uid_t uid)
+{
+	return setgroups(0, NULL) || setresgid(uid, uid, uid) || setresuid(uid, uid, uid) ? -1 : 0;
+}
+
+/* Victim: a QP of its own, its number to wfd; after a byte on rfd, its state. */
+static int qpbind_victim(int wfd, int rfd)
+{
+	struct ibv_device **l;
+	struct ibv_context *ctx = NULL;
+	struct ibv_pd *pd = NULL;
+	struct ibv_cq *cq = NULL;
+	struct ibv_qp *qp = NULL;
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .cap = { 4, 4, 1, 1, 0 } }, ia;
+	struct ibv_qp_attr a = { 0 };
+	enum ibv_qp_state before;
+	uint32_t qpn = 0;
+	char c;
+
+	if (!drop_to(QPBIND_VICTIM)) {
+		l = ibv_get_device_list(NULL);
+		ctx = l && l[0] ? ibv_open_device(l[0]) : NULL;
+		pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+		cq = pd ? ibv_create_cq(ctx, 8, NULL, NULL, 0) : NULL;
+		qa.send_cq = qa.recv_cq = cq;
+		qp = cq ? ibv_create_qp(pd, &qa) : NULL;
+	}
+	if (!qp)
+		printf("neg: safety.qpbind: victim setup (uid %d): %s\n", (int)getuid(), strerror(errno));
+	if (qp && ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
+		qp = NULL;
+	before = a.qp_state;
+	qpn = qp ? qp->qp_num : 0;
+	fflush(stdout);
+	if (write(wfd, &qpn, sizeof(qpn)) != sizeof(qpn) || !qp)
+		return 2;
+	if (read(rfd, &c, 1) < 0 || ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
+		return 2;
+	printf("neg: safety.qpbind: victim QP %u in state %d before the thief, %d after\n", qpn,
+	       before, a.qp_state);
+	return a.qp_state == before ? 0 : 1;
+}
+
+/* Thief: connect and accept with the victim's QP number vqpn. */
+static int qpbind_thief(const char *addr, uint32_t vqpn)
+{
+	/* ucma refuses a file opened by other credentials: drop first */
+	int dropped = drop_to(QPBIND_THIEF);
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_addrinfo *ca = lab_getai(addr, QPBIND_PORT, false);
+	struct rdma_addrinfo *la = lab_getai(addr, QPBIND_PORT + 1, true);
+	struct rdma_addrinfo *ca2 = lab_getai(addr, QPBIND_PORT + 1, false);
+	struct rdma_conn_param cp = { .responder_resources = 1, .initiator_depth = 1 };
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .cap = { 4, 4, 1, 1, 0 } };
+	struct rdma_cm_id *id, *lid = NULL, *s = NULL;
+	struct ibv_pd *pd = NULL;
+	struct ibv_cq *cq = NULL;
+	struct rdma_cm_event *ev;
+	struct lpair lp;
+	char why[200] = "";
+	int r, e, fails = 0;
+
+	if (dropped || !ch || !ca || !la || !ca2) {
+		printf("FAIL: robust.neg.safety.qpbind [thief setup (uid %d): %s]\n", (int)getuid(),
+		       strerror(errno));
+		return 1;
+	}
+	/* rdma_connect naming the victim's QP (to a closed port) */
+	id = lab_resolved_id(ch, ca->ai_dst_addr, EVENT_MS, why, sizeof(why));
+	if (!id) {
+		printf("FAIL: robust.neg.safety.qpbind.connect [%s]\n", why);
+		return 1;
+	}
+	cp.qp_num = vqpn;
+	r = rdma_connect(id, &cp);
+	e = errno;
+	if (!r || e != EPERM) {
+		printf("FAIL: robust.neg.safety.qpbind.connect [rdma_connect as uid %d with uid %d's QP %u: %s, want EPERM]\n",
+		       QPBIND_THIEF, QPBIND_VICTIM, vqpn, r ? strerror(e) : "it went through");
+		fails++;
+		while ((ev = get_event(ch, 3000)))
+			rdma_ack_cm_event(ev);
+	} else {
+		printf("PASS: robust.neg.safety.qpbind.connect\n");
+	}
+	rdma_destroy_id(id);
+
+	/* rdma_accept naming the victim's QP, for a connect from a QP of our own */
+	id = NULL;
+	if (rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) || rdma_bind_addr(lid, la->ai_src_addr) ||
+	    rdma_listen(lid, 4)) {
+		snprintf(why, sizeof(why), "listen: %s", strerror(errno));
+		goto accept_done;
+	}
+	id = lab_resolved_id(ch, ca2->ai_dst_addr, EVENT_MS, why, sizeof(why));
+	pd = id ? ibv_alloc_pd(id->verbs) : NULL;
+	cq = pd ? ibv_create_cq(id->verbs, 8, NULL, NULL, 0) : NULL;
+	qa.send_cq = qa.recv_cq = cq;
+	cp.qp_num = 0;
+	if (!cq || rdma_create_qp(id, pd, &qa) || rdma_connect(id, &cp)) {
+		if (!why[0])
+			snprintf(why, sizeof(why), "active side: %s", strerror(errno));
+		goto accept_done;
+	}
+	ev = get_event(ch, EVENT_MS);
+	if (!ev || ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+		snprintf(why, sizeof(why), "no connect request (%s)",
+			 ev ? rdma_event_str(ev->event) : "timeout");
+		if (ev)
+			rdma_ack_cm_event(ev);
+		goto accept_done;
+	}
+	s = ev->id;
+	rdma_ack_cm_event(ev);
+	cp.qp_num = vqpn;
+	r = rdma_accept(s, &cp);
+	e = errno;
+	if (!r || e != EPERM)
+		snprintf(why, sizeof(why), "rdma_accept as uid %d with uid %d's QP %u: %s, want EPERM",
+			 QPBIND_THIEF, QPBIND_VICTIM, vqpn, r ? strerror(e) : "it went through");
+	/* the active side hears of it (reset or reject) */
+	while ((ev = get_event(ch, 3000)))
+		rdma_ack_cm_event(ev);
+accept_done:
+	if (why[0]) {
+		printf("FAIL: robust.neg.safety.qpbind.accept [%s]\n", why);
+		fails++;
+	} else {
+		printf("PASS: robust.neg.safety.qpbind.accept\n");
+	}
+	if (s)
+		rdma_destroy_id(s);
+	if (id) {
+		if (id->qp)
+			rdma_destroy_qp(id);
+		rdma_destroy_id(id);
+	}
+	if (lid)
+		rdma_destroy_id(lid);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+
+	/* the same user, its own QPs: connected and accepted */
+	why[0] = 0;
+	if (lpair_open(&lp, addr, QPBIND_PORT + 2, NULL, NULL, why, sizeof(why))) {
+		printf("FAIL: robust.neg.safety.qpbind.own [uid %d with its own QPs: %s]\n",
+		       QPBIND_THIEF, why);
+		fails++;
+	} else {
+		printf("PASS: robust.neg.safety.qpbind.own\n");
+	}
+	lpair_close(&lp);
+	rdma_freeaddrinfo(ca);
+	rdma_freeaddrinfo(la);
+	rdma_freeaddrinfo(ca2);
+	rdma_destroy_event_channel(ch);
+	return fails != 0;
+}
+
+static int safe_qpbind(const char *addr)
+{
+	int to_thief[2], to_victim[2], st = -1, fails = 0;
+	uint32_t vqpn = 0;
+	pid_t victim, thief;
+	char c = 1;
+
+	if (pipe(to_thief) || pipe(to_victim)) {
+		printf("FAIL: robust.neg.safety.qpbind [pipe: %s]\n", strerror(errno));
+		return 1;
+	}
+	fflush(stdout);
+	victim = fork();
+	if (victim == 0)
+		_exit(qpbind_victim(to_thief[1], to_victim[0]));
+	if (victim < 0 || read(to_thief[0], &vqpn, sizeof(vqpn)) != sizeof(vqpn) || !vqpn) {
+		printf("FAIL: robust.neg.safety.qpbind [the victim made no QP]\n");
+		fails++;
+	} else {
+		thief = fork();
+		if (thief == 0)
+			_exit(qpbind_thief(addr, vqpn));
+		if (thief < 0 || waitpid(thief, &st, 0) < 0 || !WIFEXITED(st))
+			printf("FAIL: robust.neg.safety.qpbind [thief: no exit status]\n");
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			fails++;
+	}
+	if (write(to_victim[1], &c, 1) != 1 || victim < 0 || waitpid(victim, &st, 0) < 0) {
+		printf("FAIL: robust.neg.safety.qpbind.victim [no exit status]\n");
+		return 1;
+	}
+	if (vqpn && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		printf("PASS: robust.neg.safety.qpbind.victim (QP %u unchanged)\n", vqpn);
+	} else if (vqpn) {
+		printf("FAIL: robust.neg.safety.qpbind.victim [uid %d's QP %u: %s]\n", QPBIND_VICTIM,
+		       vqpn, WIFEXITED(st) && WEXITSTATUS(st) == 1 ? "its state changed" : "no state");
+		fails++;
+	}
+	return fails != 0;
+}
+
 static int safety(const char *what, const char *addr)
 {
 	if (!strcmp(what, "connfail"))
@@ -1975,6 +2192,8 @@ static int safety(const char *what, const char *addr)
 		return safe_mraccess(addr);
 	if (!strcmp(what, "qpfail"))
 		return safe_qpfail(addr);
+	if (!strcmp(what, "qpbind"))
+		return safe_qpbind(addr);
 	fprintf(stderr, "robust-neg safety: unknown case %s\n", what);
 	return 2;
 }
@@ -2172,6 +2391,6 @@ int main(int argc, char **argv)
 		big = argc > 4 && !strcmp(argv[4], "big");
 		return client(argv[2], argv[3]);
 	}
-	fprintf(stderr, "usage: robust-neg server ADDR PORT NCONN [big] | client ADDR PORT [big] | count | local memlock|regfail | churn|mpaflood ADDR PORT SECONDS | safety connfail|cqflush|mraccess|qpfail ADDR\n");
+	fprintf(stderr, "usage: robust-neg server ADDR PORT NCONN [big] | client ADDR PORT [big] | count | local memlock|regfail | churn|mpaflood ADDR PORT SECONDS | safety connfail|cqflush|mraccess|qpfail|qpbind ADDR\n");
 	return 2;
 }
