@@ -789,22 +789,13 @@ static int refused(const char *addr, const char *port, int srv)
 
 int main(int argc, char **argv)
 {
-	const char *addr = NULL, *port = "7581";
-	int srv = -1, neg = 0, opt;
+	struct vcm_args a = { .role = -1, .port = "7581" };
+	int neg = 0, opt;
 
 	while ((opt = getopt(argc, argv, "s:c:p:q:t:w:n")) != -1) {
+		if (vcm_common_opt(&a, opt, optarg))
+			continue;
 		switch (opt) {
-		case 's':
-			srv = 1;
-			addr = optarg;
-			break;
-		case 'c':
-			srv = 0;
-			addr = optarg;
-			break;
-		case 'p':
-			port = optarg;
-			break;
 		case 'q':
 			nqp = atoi(optarg);
 			break;
@@ -818,11 +809,11 @@ int main(int argc, char **argv)
 			neg = 1;
 			break;
 		default:
-			srv = -1;
+			a.role = -1;
 			break;
 		}
 	}
-	if (srv < 0 || !addr || nqp < 1 || nqp > MAXQP || iters < 1 ||
+	if (a.role < 0 || !a.addr || nqp < 1 || nqp > MAXQP || iters < 1 ||
 	    swaps < 1) {
 		fprintf(stderr,
 			"usage: %s -s ADDR | -c ADDR [-p PORT] [-q QPS 1-%d] [-t ITERS] [-w SWAPS] [-n]\n",
@@ -831,6 +822,6 @@ int main(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (neg)
-		return refused(addr, port, srv);
-	return srv ? server(addr, port) : client(addr, port);
+		return refused(a.addr, a.port, a.role);
+	return a.role ? server(a.addr, a.port) : client(a.addr, a.port);
 }

@@ -589,23 +589,14 @@ static int client(const char *addr, const char *port, const char *sizes,
 
 int main(int argc, char **argv)
 {
-	const char *addr = NULL, *port = "7471";
+	struct vcm_args a = { .role = -1, .port = "7471" };
 	const char *sizes = "17,4095,4097,9000,60000,65536,131101,1000003";
-	int srv = -1, rounds = 1, opt;
+	int rounds = 1, opt;
 
 	while ((opt = getopt(argc, argv, "s:c:p:z:r:P")) != -1) {
+		if (vcm_common_opt(&a, opt, optarg))
+			continue;
 		switch (opt) {
-		case 's':
-			srv = 1;
-			addr = optarg;
-			break;
-		case 'c':
-			srv = 0;
-			addr = optarg;
-			break;
-		case 'p':
-			port = optarg;
-			break;
 		case 'z':
 			sizes = optarg;
 			break;
@@ -616,15 +607,15 @@ int main(int argc, char **argv)
 			poison = 1;
 			break;
 		default:
-			srv = -1;
+			a.role = -1;
 			break;
 		}
 	}
-	if (srv < 0 || !addr) {
+	if (a.role < 0 || !a.addr) {
 		fprintf(stderr, "usage: %s -s ADDR | -c ADDR [-p PORT] [-z SIZES] [-r ROUNDS] [-P]\n",
 			argv[0]);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	return srv ? server(addr, port) : client(addr, port, sizes, rounds);
+	return a.role ? server(a.addr, a.port) : client(a.addr, a.port, sizes, rounds);
 }

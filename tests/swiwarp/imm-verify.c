@@ -640,22 +640,13 @@ out:
 
 int main(int argc, char **argv)
 {
-	const char *addr = NULL, *port = "7481";
-	int srv = -1, neg = 0, opt;
+	struct vcm_args a = { .role = -1, .port = "7481" };
+	int neg = 0, opt;
 
 	while ((opt = getopt(argc, argv, "s:c:p:k:n")) != -1) {
+		if (vcm_common_opt(&a, opt, optarg))
+			continue;
 		switch (opt) {
-		case 's':
-			srv = 1;
-			addr = optarg;
-			break;
-		case 'c':
-			srv = 0;
-			addr = optarg;
-			break;
-		case 'p':
-			port = optarg;
-			break;
 		case 'k':
 			nimm = atoi(optarg);
 			break;
@@ -663,16 +654,16 @@ int main(int argc, char **argv)
 			neg = 1;
 			break;
 		default:
-			srv = -1;
+			a.role = -1;
 			break;
 		}
 	}
-	if (srv < 0 || !addr || nimm < 1 || nimm > NIMM) {
+	if (a.role < 0 || !a.addr || nimm < 1 || nimm > NIMM) {
 		fprintf(stderr,
 			"usage: %s -s ADDR | -c ADDR [-p PORT] [-k 1-%d] [-n]\n",
 			argv[0], NIMM);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	return srv ? server(addr, port, neg) : client(addr, port, neg);
+	return a.role ? server(a.addr, a.port, neg) : client(a.addr, a.port, neg);
 }

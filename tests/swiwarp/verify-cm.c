@@ -35,6 +35,22 @@ double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+int vcm_common_opt(struct vcm_args *args, int opt, const char *arg)
+{
+	switch (opt) {
+	case 's':
+	case 'c':
+		args->role = opt == 's';
+		args->addr = arg;
+		return 1;
+	case 'p':
+		args->port = arg;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /* The next event on the channel must be want; the caller acks it. */
 static struct rdma_cm_event *vcm_event(struct vcm *cm,
 				       enum rdma_cm_event_type want)

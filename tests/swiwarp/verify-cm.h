@@ -32,6 +32,24 @@ void die(const char *fmt, ...)
 /* CLOCK_MONOTONIC in seconds. */
 double now(void);
 
+/*
+ * The options every checker takes: -s ADDR (be the server) or -c ADDR (be
+ * the client), -p PORT.  Start with role -1 and port the checker's
+ * default; after getopt, role -1 or a NULL addr means a usage error.
+ */
+struct vcm_args {
+	int role;		/* 1 server, 0 client, -1 not given / bad */
+	const char *addr;
+	const char *port;
+};
+
+/*
+ * Takes getopt's opt and optarg; 1 if it was one of the common options.
+ * A checker's own options go through its own switch, whose default case
+ * sets args->role = -1 (usage error).
+ */
+int vcm_common_opt(struct vcm_args *args, int opt, const char *arg);
+
 /* Listen on addr:port and take one connection request into cm->id. */
 void vcm_listen_one(struct vcm *cm, const char *addr, const char *port);
 
