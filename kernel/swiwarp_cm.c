@@ -1043,6 +1043,16 @@ static void swiwarp_listen_accept(struct swiwarp_cep *lcep)
 		rv = kernel_accept(lcep->sock, &nsock, O_NONBLOCK);
 		if (rv)
 			return;
+		/*
+		 * The connection may outlive the listener and every rdma_cm
+		 * id of the namespace (swiwarp_sock_hold_net()).  A namespace
+		 * already on its way out gets no new connection.
+		 */
+		if (!check_net(sock_net(nsock->sk))) {
+			sock_release(nsock);
+			continue;
+		}
+		swiwarp_sock_hold_net(nsock->sk);
 		cep = swiwarp_cep_new(lcep->sdev);
 		if (!cep) {
 			sock_release(nsock);
@@ -1294,6 +1304,8 @@ int swiwarp_connect(struct iw_cm_id *id, struct iw_cm_conn_param *p)
 			      SOCK_STREAM, IPPROTO_TCP, &sock);
 	if (rv)
 		goto err_cep;
+	/* it may outlive the rdma_cm id that holds the namespace now */
+	swiwarp_sock_hold_net(sock->sk);
 	cep->sock = sock;
 	sock_set_reuseaddr(sock->sk);
 	tcp_sock_set_nodelay(sock->sk);

@@ -24,6 +24,8 @@
 #include <linux/skbuff.h>
 #include <linux/socket.h>
 #include <linux/uio.h>
+#include <net/net_namespace.h>
+#include <net/sock.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -111,6 +113,35 @@ static inline int swiwarp_sendpage(struct socket *sock, struct page *page,
 				   int off, size_t len, int flags)
 {
 	return kernel_sendpage(sock, page, off, len, flags);
+}
+#endif
+
+/*
+ * A kernel socket (sock_create_kern(), and every socket accepted from one)
+ * holds no reference on its network namespace: its owner is expected to
+ * close it before the namespace is dismantled.  A connection socket of
+ * ours can outlive every rdma_cm id of the namespace (a request whose
+ * listener went, a connection still closing), so swiwarp_sock_hold_net()
+ * makes it hold the namespace as a user socket does.  6.14 ("net: better
+ * track kernel sockets lifetime") added sk_net_refcnt_upgrade() for this,
+ * which Debian's 6.12 has as a stable backport (its kernel sockets hold a
+ * passive reference that the upgrade gives back); before it, its users
+ * (sunrpc, mptcp, smc) set the three things by hand, as below.
+ * __sk_destruct() drops what either way took.
+ */
+#ifdef SWIWARP_HAVE_SK_NET_REFCNT_UPGRADE
+static inline void swiwarp_sock_hold_net(struct sock *sk)
+{
+	sk_net_refcnt_upgrade(sk);
+}
+#else
+static inline void swiwarp_sock_hold_net(struct sock *sk)
+{
+	struct net *net = sock_net(sk);
+
+	sk->sk_net_refcnt = 1;
+	get_net_track(net, &sk->ns_tracker, GFP_KERNEL);
+	sock_inuse_add(net, 1);
 }
 #endif
 
