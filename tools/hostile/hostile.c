@@ -659,6 +659,33 @@ static int h_dribble(struct conn *c, struct outcome *o)
 	return 0;
 }
 
+/*
+ * A v2 Request (enhanced: the IRD/ORD word, then private data) one octet
+ * at a time, so the peer meets a segment boundary after every octet of
+ * the key, the flags, PD_Length, the word and the private data.  Its
+ * 36 octets take ~0.2 s, far inside any MPA timeout.
+ */
+static int h_dribble_v2(struct conn *c, struct outcome *o)
+{
+	uint8_t pd[12], f[64];
+	struct iwarp_mpa_rr rr = { .kind = IWARP_MPA_REQUEST, .rev = IWARP_MPA_REV2,
+				   .crc = true, .enhanced = true, .ird = 4, .ord = 4,
+				   .ulp_pdata = pd, .ulp_pdata_len = sizeof(pd) };
+	int i, n;
+
+	rnd_fill(pd, sizeof(pd));
+	n = iwarp_mpa_rr_encode(&rr, f, sizeof(f));
+	if (n < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (i)
+			usleep(5000);
+		if (tx(c, f + i, 1))
+			return -1;
+	}
+	return 0;
+}
+
 static int h_pd_512(struct conn *c, struct outcome *o)
 {
 	uint8_t f[20 + 512];
@@ -988,6 +1015,30 @@ static int f_read_req_flood(struct conn *c, struct outcome *o)
 		if (tx_msg(c, &m, 0, false))
 			break;
 	}
+	return 1;
+}
+
+/*
+ * A Send with a bad CRC, then 64 more FPDUs without a pause: valid Sends
+ * and more bad CRCs in turn.  The peer must stop at the first violation
+ * (Terminate, or close) and take nothing after it; a send that fails
+ * because the peer has closed ends the flood early, which is fine.
+ */
+static int f_keep_sending(struct conn *c, struct outcome *o)
+{
+	struct iwarp_rdmap_msg m;
+	uint32_t i;
+
+	HS();
+	init_send(&m, 1);
+	if (tx_msg(c, &m, 16, true))
+		return -1;
+	for (i = 0; i < 64; i++) {
+		init_send(&m, 2 + i);
+		if (tx_msg(c, &m, 16 + rnd_below(64), i & 1))
+			break;
+	}
+	note(o, "sent=%u ", i);
 	return 1;
 }
 
@@ -1322,6 +1373,7 @@ static const struct hcase cases[] = {
 	{ "mpa.truncated_stall", X_TIMEOUT, h_truncated_stall },
 	{ "mpa.silent", X_TIMEOUT, h_silent },
 	{ "mpa.dribble", X_ACCEPT, h_dribble },
+	{ "mpa.dribble_v2", X_ACCEPT, h_dribble_v2 },
 	{ "mpa.pd_512", X_ACCEPT, h_pd_512 },
 	{ "mpa.v2_short_word", X_REFUSE, h_v2_short_word },
 	{ "mpa.v2_ird_ord_nonsense", X_ANY, h_v2_ird_ord_nonsense },
@@ -1346,6 +1398,7 @@ static const struct hcase cases[] = {
 	{ "fpdu.tag_mismatch", X_REFUSE, f_tag_mismatch },
 	{ "fpdu.read_req_huge", X_REFUSE, f_read_req_huge },
 	{ "fpdu.read_req_flood", X_REFUSE, f_read_req_flood },
+	{ "fpdu.keep_sending", X_REFUSE, f_keep_sending },
 	{ "fpdu.garbage_term", X_REFUSE, f_garbage_term },
 	{ "fpdu.term_bad_qn", X_REFUSE, f_term_bad_qn },
 	{ "rping.rresp_valid", X_ANY, f_rresp_valid },
