@@ -36,6 +36,8 @@ echo "PASS: asan.build"
 # halt_on_error/abort: a sanitizer report must fail the test, never scroll by.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# Leaks inside other projects' libraries only (each entry says why).
+export LSAN_OPTIONS=suppressions=$top/tests/robust/lsan-third-party.supp
 # The CTest tree was configured in this same run, so the paths are right.
 cd "$abuild" || exit 1
 nice ctest --output-on-failure -j "$jobs" --timeout 600 >ctest.log 2>&1
