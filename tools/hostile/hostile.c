@@ -1020,9 +1020,10 @@ static int f_read_req_flood(struct conn *c, struct outcome *o)
 
 /*
  * A Send with a bad CRC, then 64 more FPDUs without a pause: valid Sends
- * and more bad CRCs in turn.  The peer must stop at the first violation
- * (Terminate, or close) and take nothing after it; a send that fails
- * because the peer has closed ends the flood early, which is fine.
+ * and more bad CRCs in turn.  The peer must still end the stream at the
+ * first violation (Terminate, or close) and survive what follows; a send
+ * that fails because the peer has closed ends the flood early, which is
+ * fine.
  */
 static int f_keep_sending(struct conn *c, struct outcome *o)
 {
