@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Short soak (make check): 64 QPs between two swiwarp guests, mixed
-# Send/Write/Read for SOAK_SECS (default 60) seconds, every byte verified;
-# module refcount and slab caches back to their baseline; clean rmmod.
+# Send/Write/Read for SOAK_SECS (default 60) seconds, every byte verified,
+# then SOAK_CONNS (default 1000) connections opened and closed one after the
+# other; module refcount and slab caches back to their baseline; clean rmmod.
 # The long one is `make soak` (tests/soak/run.sh).
 set -uo pipefail
 top=${SWIWARP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -13,7 +14,7 @@ robust_prereq soak "$BUILD/tests/soak/swiwarp-soak" || exit 0
 # objects each call site holds instead of estimating from /proc/slabinfo
 # (tests/robust/slab-lib.sh, slab_sites; Documentation/robustness.md).
 export LAB_APPEND="slub_debug=U,kmalloc-*${LAB_APPEND:+ $LAB_APPEND}"
-cmd="SOAK_QP=${SOAK_QP:-64} SOAK_SECS=${SOAK_SECS:-60} "
+cmd="SOAK_QP=${SOAK_QP:-64} SOAK_SECS=${SOAK_SECS:-60} SOAK_CONNS=${SOAK_CONNS:-1000} "
 [ -n "${SOAK_DEV:-}" ] && cmd+="SOAK_DEV=$(printf '%q' "$SOAK_DEV") "
 robust_lab soak "$((${SOAK_SECS:-60} + 420))" 1024 "${cmd}tests/soak/lab-guest.sh"
 exit 0

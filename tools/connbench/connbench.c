@@ -231,7 +231,11 @@ static int rdma_once(struct rdma_event_channel *ch, struct verbs_res *res,
 		goto out;
 	conn_param(&cp);
 	t1 = now_us();
-	if (rdma_connect(id, &cp) || expect(ch, RDMA_CM_EVENT_ESTABLISHED))
+	if (rdma_connect(id, &cp)) {
+		fprintf(stderr, "connbench: rdma_connect: %s\n", strerror(errno));
+		goto out_qp;
+	}
+	if (expect(ch, RDMA_CM_EVENT_ESTABLISHED))
 		goto out_qp;
 	*connect_us = now_us() - t1;
 	*total_us = now_us() - t0;
