@@ -130,4 +130,35 @@ static inline void lab_async_events(struct ibv_context *ctx, int ms, int *cq_err
 	}
 }
 
+/*
+ * End a loopback pair of connected ids on ch: disconnect c (client) and
+ * s (accepted), take what events come within drain_ms, destroy their QPs,
+ * the ids and the listener lid.  Any of them may be NULL (a half-made
+ * pair); the caller frees its CQs, PD and MRs afterwards.
+ */
+static inline void lab_pair_cm_close(struct rdma_event_channel *ch, struct rdma_cm_id *lid,
+				     struct rdma_cm_id *c, struct rdma_cm_id *s, int drain_ms)
+{
+	struct rdma_cm_event *ev;
+
+	if (c)
+		rdma_disconnect(c);
+	if (s)
+		rdma_disconnect(s);
+	while (ch && (ev = get_event(ch, drain_ms)))
+		rdma_ack_cm_event(ev);
+	if (c) {
+		if (c->qp)
+			rdma_destroy_qp(c);
+		rdma_destroy_id(c);
+	}
+	if (s) {
+		if (s->qp)
+			rdma_destroy_qp(s);
+		rdma_destroy_id(s);
+	}
+	if (lid)
+		rdma_destroy_id(lid);
+}
+
 #endif

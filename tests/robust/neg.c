@@ -1605,26 +1605,7 @@ struct lpair {
 
 static void lpair_close(struct lpair *p)
 {
-	struct rdma_cm_event *ev;
-
-	if (p->c)
-		rdma_disconnect(p->c);
-	if (p->s)
-		rdma_disconnect(p->s);
-	while (p->ch && (ev = get_event(p->ch, 500)))
-		rdma_ack_cm_event(ev);
-	if (p->c) {
-		if (p->c->qp)
-			rdma_destroy_qp(p->c);
-		rdma_destroy_id(p->c);
-	}
-	if (p->s) {
-		if (p->s->qp)
-			rdma_destroy_qp(p->s);
-		rdma_destroy_id(p->s);
-	}
-	if (p->lid)
-		rdma_destroy_id(p->lid);
+	lab_pair_cm_close(p->ch, p->lid, p->c, p->s, 500);
 	if (p->ccq)
 		ibv_destroy_cq(p->ccq);
 	if (p->scq)

@@ -307,26 +307,7 @@ struct conn {
 
 static void conn_close(struct conn *p)
 {
-	struct rdma_cm_event *ev;
-
-	if (p->c)
-		rdma_disconnect(p->c);
-	if (p->s)
-		rdma_disconnect(p->s);
-	while (p->ch && (ev = get_event(p->ch, 300)))
-		rdma_ack_cm_event(ev);
-	if (p->c) {
-		if (p->c->qp)
-			rdma_destroy_qp(p->c);
-		rdma_destroy_id(p->c);
-	}
-	if (p->s) {
-		if (p->s->qp)
-			rdma_destroy_qp(p->s);
-		rdma_destroy_id(p->s);
-	}
-	if (p->lid)
-		rdma_destroy_id(p->lid);
+	lab_pair_cm_close(p->ch, p->lid, p->c, p->s, 300);
 	if (p->src_mr)
 		ibv_dereg_mr(p->src_mr);
 	if (p->dst_mr)
