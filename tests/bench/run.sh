@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # make bench: every benchmark we have.  Each part is its own script that
 # writes JSON under build/bench/ and plots + a report section under
-# Documentation/ (stack and flows keep their results in Documentation/data/).  Numbers are same-boot ratios only (TCG guests).
+# Documentation/ (stack and flows keep their results in Documentation/data/).  Numbers are same-boot ratios only (TCG guests);
+# crc-cost runs natively on the host instead.
 #
 #   tests/bench/stack.sh       swiwarp vs upstream siw vs iperf3 TCP (issue 7)
 #   tests/bench/dpi-append.sh  DPI_Append vs ib_write_bw (issue 5)
 #   tests/bench/flows.sh       shuffle / join / streaming (issue 6)
+#   tests/bench/crc-cost.sh    the MPA CRC against a copy, natively on the
+#                              host, not in a guest (issue 20)
 #
 # BENCH_ONLY=regex runs a subset by script name.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 rc=0
-for part in stack dpi-append flows; do
+for part in stack dpi-append flows crc-cost; do
 	script=tests/bench/$part.sh
 	if [ -n "${BENCH_ONLY:-}" ] && ! [[ $part =~ $BENCH_ONLY ]]; then
 		continue

@@ -796,7 +796,7 @@ static void print_tables(FILE *f, struct results *r, bool md)
 	for (k = 0; k < r->rounds; k++)
 		fprintf(f, md ? "%s %.2f → %.2f" : "%s %.2f->%.2f", k ? "," : "",
 			r->load[k].before, r->load[k].after);
-	fprintf(f, "\n");
+	fprintf(f, md ? ".\n" : "\n");
 }
 
 static void json_stat(FILE *f, const char *key, struct stat3 v)
@@ -898,7 +898,7 @@ static int write_markdown(struct results *r, const char *path)
 		return 1;
 	}
 	print_tables(f, r, true);
-	fprintf(f, "Highest: %.2f%s.\n", lmax,
+	fprintf(f, "\nHighest 1-minute load: %.2f%s.\n", lmax,
 		lmax > 1.5 ? ": **not a quiet host** (other runs shared its two cores)" : "");
 	if (have_insns) {
 		share_range(r, ex);
