@@ -1,0 +1,122 @@
+#!/bin/bash
+# Guest side of tests/dissector/capture-ulp.sh: the kernel's own RDMA ULPs
+# over swiwarp, each a short exchange on its IANA port, so the host can cut
+# the link capture into one golden per ULP (issue 14, item 6).  Guest 1 is
+# the target/server, guest 2 the host/client; MPA rev 2, CRC on (the
+# module's defaults).
+#   port 4420   NVMe-oF: nvme connect with one I/O queue, one 4 KiB write
+#               (O_DIRECT) at LBA 1280 (5 MiB; null_blk's 4096-byte LBAs)
+#               of a known pattern, the same 4 KiB read back O_DIRECT and
+#               compared, nvme disconnect
+#   port 20049  NFS v4.2 over RDMA: mount, one 1 KiB file of another known
+#               pattern written and read back O_DIRECT (so both go over
+#               the wire, not to the page cache), compared, umount.  1 KiB,
+#               not 4: the client then sends the WRITE and gets the READ
+#               reply inline (below the 4 KiB inline threshold); a 4 KiB
+#               READ reply carries its data in a write chunk, which the
+#               plugin does not stitch into the RPC reply
+#               (Documentation/dissector.md), and Wireshark's nfs dissector
+#               then calls the reply malformed (seen 28 Nov 2026)
+# The NFS server comes up at boot, before the NVMe exchange: a fresh nfsd
+# refuses OPENs for its grace period (10 s, tests/ulp/nfsrdma.sh).
+source "$LAB_TOP/tests/lab/lib.sh"
+source "$LAB_TOP/tests/ulp/nfsrdma.sh"
+work=$LAB_OUT/cap
+mkdir -p "$work"
+cfs=/sys/kernel/config/nvmet
+nqn=nqn.2026-11.org.swiwarp:capture
+lba=1280
+
+lab_load_swiwarp || { lab_fail "capture-ulp/load-g$LAB_ID" "lab_load_swiwarp"; exit 1; }
+lab_pass "capture-ulp/load-g$LAB_ID"
+# No native multipath: the namespace is then /dev/nvme0n1, a child of its
+# controller, not a multipath head.
+modprobe nvme_core multipath=N
+if [ "$LAB_ID" = 1 ]; then
+	modprobe nvmet-rdma || lab_fail "capture-ulp/modprobe-g1" nvmet-rdma
+else
+	modprobe nvme-rdma || lab_fail "capture-ulp/modprobe-g2" nvme-rdma
+	nfs_client_prepare || lab_fail "capture-ulp/modprobe-g2" "rpcrdma/nfsv4"
+fi
+mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
+
+# nvme_target_up: subsystem $nqn, open to any host, one namespace on a
+# memory-backed null_blk (reads return what was written, unlike the
+# default null_blk; and a block device avoids the overlay root's 1-byte
+# LBAs that a file namespace gets, tests/ulp/nvmeof-guest.sh), RDMA port
+# $LAB_IP:4420.
+nvme_target_up() {
+	local s=$cfs/subsystems/$nqn p=$cfs/ports/1
+	modprobe null_blk nr_devices=1 memory_backed=1 gb=1 bs=4096 || return 1
+	mkdir "$s" && echo 1 >"$s/attr_allow_any_host" && mkdir "$s/namespaces/1" &&
+		echo -n /dev/nullb0 >"$s/namespaces/1/device_path" &&
+		echo 1 >"$s/namespaces/1/enable" || return 1
+	mkdir "$p" && echo ipv4 >"$p/addr_adrfam" && echo rdma >"$p/addr_trtype" &&
+		echo "$LAB_IP" >"$p/addr_traddr" && echo 4420 >"$p/addr_trsvcid" || return 1
+	ln -s "$s" "$p/subsystems/$nqn" && lab_wait_listen 4420 60
+}
+
+if [ "$LAB_ID" = 1 ]; then
+	lab_check capture-ulp/nvme-target-up nvme_target_up
+	nfs_server_up 16 >"$work/nfs-server-up.log" 2>&1 ||
+		lab_fail capture-ulp/nfs-server-up "$(tail -n 2 "$work/nfs-server-up.log" | tr '\n' ' ')"
+fi
+lab_barrier targets 300 || lab_fail "capture-ulp/barrier-targets-g$LAB_ID" "$LAB_BARRIER_WHY"
+
+# pattern TEXT BYTES: BYTES bytes of TEXT repeated, one line each (the
+# texts below make 32-byte lines, so 1 and 4 KiB hold whole lines).
+pattern() { yes "$1" | head -c "$2"; }
+
+nvme_exchange() {
+	local ctrl= c dev
+	pattern "swiwarp nvme-of golden capture." 4096 >"$work/nvme-pattern"
+	if ! timeout 120 nvme connect -t rdma -a 192.0.2.1 -s 4420 -n "$nqn" -i 1 \
+		>"$work/nvme-connect.log" 2>&1; then
+		lab_fail capture-ulp/nvme-connect "$(tr '\n' ' ' <"$work/nvme-connect.log" | cut -c1-200)"
+		return 1
+	fi
+	for _ in $(seq 100); do
+		for c in /sys/class/nvme/nvme*; do
+			[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$nqn" ] &&
+				[ "$(cat "$c/state" 2>/dev/null)" = live ] &&
+				[ -b "/dev/$(basename "$c")n1" ] && ctrl=$(basename "$c")
+		done
+		[ -n "$ctrl" ] && break
+		sleep 0.2
+	done
+	if [ -z "$ctrl" ]; then
+		lab_fail capture-ulp/nvme-connect "no live controller with a namespace"
+		return 1
+	fi
+	lab_pass capture-ulp/nvme-connect
+	dev=/dev/${ctrl}n1
+	lab_check capture-ulp/nvme-write dd if="$work/nvme-pattern" of="$dev" bs=4096 count=1 \
+		seek=$lba oflag=direct status=none
+	lab_check capture-ulp/nvme-read dd if="$dev" of="$work/nvme-read" bs=4096 count=1 \
+		skip=$lba iflag=direct status=none
+	lab_check capture-ulp/nvme-compare cmp "$work/nvme-pattern" "$work/nvme-read"
+	lab_check capture-ulp/nvme-disconnect timeout 60 nvme disconnect -n "$nqn"
+}
+
+nfs_exchange() {
+	local mnt=/mnt/nfs-capture
+	mkdir -p "$mnt"
+	pattern "swiwarp nfs/rdma golden capture" 1024 >"$work/nfs-pattern"
+	if ! nfs_mount 4.2 192.0.2.1 "$mnt" "$work/nfs-mount.log"; then
+		lab_fail capture-ulp/nfs-mount "$(tr '\n' ' ' <"$work/nfs-mount.log" | cut -c1-200)"
+		return 1
+	fi
+	lab_pass capture-ulp/nfs-mount
+	lab_check capture-ulp/nfs-write dd if="$work/nfs-pattern" of="$mnt/golden" bs=1024 count=1 \
+		oflag=direct status=none
+	lab_check capture-ulp/nfs-read dd if="$mnt/golden" of="$work/nfs-read" bs=1024 count=1 \
+		iflag=direct status=none
+	lab_check capture-ulp/nfs-compare cmp "$work/nfs-pattern" "$work/nfs-read"
+	lab_check capture-ulp/nfs-umount umount "$mnt"
+}
+
+[ "$LAB_ID" = 2 ] && nvme_exchange
+lab_barrier nvme-done 300 || lab_fail "capture-ulp/barrier-nvme-g$LAB_ID" "$LAB_BARRIER_WHY"
+[ "$LAB_ID" = 2 ] && nfs_exchange
+lab_barrier nfs-done 300 || lab_fail "capture-ulp/barrier-nfs-g$LAB_ID" "$LAB_BARRIER_WHY"
+lab_finish
