@@ -462,7 +462,7 @@ checks() {
 					wants+=("$want")
 				done <"$golden_dir/$name.expect"
 				spec=$(printf ',%s' "${filters[@]}")
-				row=$(ts -2 -r "$caps/$name.pcap" -q -z "io,stat,0$spec" | grep '^| [0-9.]* <> ')
+				row=$(ts -2 -r "$caps/$name.pcap" -q -z "io,stat,0$spec" | grep -E '^\| +[0-9.]+ <> ')
 				for i in "${!filters[@]}"; do
 					got=$(echo "$row" | awk -F'|' -v c=$((2 * i + 3)) '{ gsub(/ /, "", $c); print $c }')
 					check "golden.$name.expect$((i + 1))" "frames matching '${filters[$i]}'" "$got" \
