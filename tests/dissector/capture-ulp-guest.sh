@@ -23,8 +23,8 @@ source "$LAB_TOP/tests/lab/lib.sh"
 source "$LAB_TOP/tests/ulp/nfsrdma.sh"
 work=$LAB_OUT/cap
 mkdir -p "$work"
-cfs=/sys/kernel/config/nvmet
-nqn=nqn.2026-11.org.swiwarp:capture
+# target_up, connect, disconnect (results nvmeof/capture/...)
+source "$LAB_TOP/tests/ulp/nvmeof-lib.sh"
 lba=1280
 
 lab_load_swiwarp || { lab_fail "capture-ulp/load-g$LAB_ID" "lab_load_swiwarp"; exit 1; }
@@ -40,20 +40,12 @@ else
 fi
 mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
 
-# nvme_target_up: subsystem $nqn, open to any host, one namespace on a
-# memory-backed null_blk (reads return what was written, unlike the
-# default null_blk; and a block device avoids the overlay root's 1-byte
-# LBAs that a file namespace gets, tests/ulp/nvmeof-guest.sh), RDMA port
-# $LAB_IP:4420.
+# The namespace: a memory-backed null_blk (reads return what was
+# written, unlike the default null_blk; and a block device avoids the
+# overlay root's 1-byte LBAs that a file namespace gets,
+# tests/ulp/nvmeof-guest.sh).
 nvme_target_up() {
-	local s=$cfs/subsystems/$nqn p=$cfs/ports/1
-	modprobe null_blk nr_devices=1 memory_backed=1 gb=1 bs=4096 || return 1
-	mkdir "$s" && echo 1 >"$s/attr_allow_any_host" && mkdir "$s/namespaces/1" &&
-		echo -n /dev/nullb0 >"$s/namespaces/1/device_path" &&
-		echo 1 >"$s/namespaces/1/enable" || return 1
-	mkdir "$p" && echo ipv4 >"$p/addr_adrfam" && echo rdma >"$p/addr_trtype" &&
-		echo "$LAB_IP" >"$p/addr_traddr" && echo 4420 >"$p/addr_trsvcid" || return 1
-	ln -s "$s" "$p/subsystems/$nqn" && lab_wait_listen 4420 60
+	modprobe null_blk nr_devices=1 memory_backed=1 gb=1 bs=4096 && target_up capture /dev/nullb0
 }
 
 if [ "$LAB_ID" = 1 ]; then
@@ -68,34 +60,16 @@ lab_barrier targets 300 || lab_fail "capture-ulp/barrier-targets-g$LAB_ID" "$LAB
 pattern() { yes "$1" | head -c "$2"; }
 
 nvme_exchange() {
-	local ctrl= c dev
+	local dev
 	pattern "swiwarp nvme-of golden capture." 4096 >"$work/nvme-pattern"
-	if ! timeout 120 nvme connect -t rdma -a 192.0.2.1 -s 4420 -n "$nqn" -i 1 \
-		>"$work/nvme-connect.log" 2>&1; then
-		lab_fail capture-ulp/nvme-connect "$(tr '\n' ' ' <"$work/nvme-connect.log" | cut -c1-200)"
-		return 1
-	fi
-	for _ in $(seq 100); do
-		for c in /sys/class/nvme/nvme*; do
-			[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$nqn" ] &&
-				[ "$(cat "$c/state" 2>/dev/null)" = live ] &&
-				[ -b "/dev/$(basename "$c")n1" ] && ctrl=$(basename "$c")
-		done
-		[ -n "$ctrl" ] && break
-		sleep 0.2
-	done
-	if [ -z "$ctrl" ]; then
-		lab_fail capture-ulp/nvme-connect "no live controller with a namespace"
-		return 1
-	fi
-	lab_pass capture-ulp/nvme-connect
+	connect capture 1 capture 1 || return 1
 	dev=/dev/${ctrl}n1
 	lab_check capture-ulp/nvme-write dd if="$work/nvme-pattern" of="$dev" bs=4096 count=1 \
 		seek=$lba oflag=direct status=none
 	lab_check capture-ulp/nvme-read dd if="$dev" of="$work/nvme-read" bs=4096 count=1 \
 		skip=$lba iflag=direct status=none
 	lab_check capture-ulp/nvme-compare cmp "$work/nvme-pattern" "$work/nvme-read"
-	lab_check capture-ulp/nvme-disconnect timeout 60 nvme disconnect -n "$nqn"
+	disconnect capture capture
 }
 
 nfs_exchange() {
