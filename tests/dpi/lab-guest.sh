@@ -452,7 +452,12 @@ if g1; then
 	wait $pid
 	rc=$?
 	holes=$(field "$out/shhole.err" hole_size)
-	if [ $rc -eq 0 ] && grep -q '^dpi: source [01] node -1 aborted records=60 reason: source .*disconnected' "$out/shhole.err" &&
+	# A's count: its 60 flushed records, plus any of the 3 unflushed ones
+	# that backpressure committed (an appender waiting for room commits
+	# what it holds; gen pauses 1 s first so the consumer can drain, but
+	# under load that is not always enough: 61 once in a clean check, 28
+	# Nov).  At least one must stay uncommitted: the hole checks below.
+	if [ $rc -eq 0 ] && grep -q '^dpi: source [01] node -1 aborted records=6[0-2] reason: source .*disconnected' "$out/shhole.err" &&
 		grep -q '^dpi: source [01] node -1 closed records=400$' "$out/shhole.err" &&
 		grep -q "shared log of 'shhole': skipped a hole of [1-9][0-9]* bytes at position [0-9]* (uncommitted for 5000 ms after a source aborted)" "$out/shhole.err" &&
 		[ "${holes:-0}" -gt 0 ]; then
