@@ -66,15 +66,7 @@ if [ "$LAB_ID" = 2 ] && connect soak 1 soak 4; then
 	done
 	disconnect soak soak
 fi
-lab_barrier finished $((MB * 2 * passes + 600)) || lab_fail "$p.barrier-done-g$LAB_ID" "$LAB_BARRIER_WHY"
+lab_barrier finished $((MB * 2 * passes + 600)) || lab_fail "$p.barrier-finished-g$LAB_ID" "$LAB_BARRIER_WHY"
 
-unload() {
-	target_down || return 1
-	local m
-	for m in nvme_rdma nvmet_rdma nvmet nvme_fabrics null_blk; do
-		if [ -e "/sys/module/$m" ]; then modprobe -r "$m" || return 1; fi
-	done
-	rdma link delete swiwarp0 && rmmod swiwarp
-}
-lab_check "$p.unload-g$LAB_ID" unload
+lab_check "$p.unload-g$LAB_ID" nvmeof_unload swiwarp
 lab_finish

@@ -309,15 +309,5 @@ ulp_block_phase iser "${ISER_MB:-2}" 900
 ulp_block_phase srp "${SRP_MB:-2}" 600
 
 # ------------------------------------------------------------- unload
-unload() {
-	target_down || { echo "target_down left: $(ls "$cfs/subsystems" "$cfs/ports")"; return 1; }
-	local m
-	# modprobe -r also drops unused dependencies, so check each one.
-	for m in nvme_rdma nvmet_rdma nvmet nvme_fabrics null_blk; do
-		if [ -e "/sys/module/$m" ]; then modprobe -r "$m" || return 1; fi
-	done
-	rdma link delete "${drv}0" || return 1
-	rmmod "$drv"
-}
-lab_check "nvmeof/unload-g$LAB_ID" unload
+lab_check "nvmeof/unload-g$LAB_ID" nvmeof_unload "$drv"
 lab_finish

@@ -1,7 +1,7 @@
 # NVMe over Fabrics helpers for lab guest scripts: an nvmet target over
 # RDMA on this guest, and nvme-rdma host connections to another guest's.
-# Used by tests/ulp/nvmeof-guest.sh (suite 66) and tests/soak/nvmeof-guest.sh
-# (make soak).  The caller sources tests/lab/lib.sh first and sets
+# Used by tests/ulp/nvmeof-guest.sh (suite 66), tests/soak/nvmeof-guest.sh
+# (make soak) and tests/dissector/capture-ulp-guest.sh (a golden capture).  The caller sources tests/lab/lib.sh first and sets
 #   work   a directory for the logs of connect, disconnect and fio
 #   MB     the size of a fio_verify job in MiB
 # Results are named nvmeof/PHASE/CHECK.
@@ -54,7 +54,6 @@ target_down() {
 	[ -z "$(ls -A "$cfs/subsystems")" ] && [ -z "$(ls -A "$cfs/ports")" ]
 }
 
-ctrl=
 # connect PHASE TARGET_ID NAME NQUEUES: connect, set ctrl to the new
 # controller (nvmeN); its namespaces are /dev/${ctrl}n1...
 connect() {
@@ -111,4 +110,17 @@ disconnect() {
 	else
 		lab_fail "nvmeof/$phase/disconnect" "$(tr '\n' ' ' <"$work/$phase-disconnect.log" | cut -c1-200)"
 	fi
+}
+
+# nvmeof_unload DRIVER: take every target down, unload the NVMe-oF modules
+# and null_blk, delete the RDMA link DRIVER0 and unload DRIVER.
+nvmeof_unload() {
+	local drv=$1 m
+	target_down || { echo "target_down left: $(ls "$cfs/subsystems" "$cfs/ports")"; return 1; }
+	# modprobe -r also drops unused dependencies, so check each one.
+	for m in nvme_rdma nvmet_rdma nvmet nvme_fabrics null_blk; do
+		if [ -e "/sys/module/$m" ]; then modprobe -r "$m" || return 1; fi
+	done
+	rdma link delete "${drv}0" || return 1
+	rmmod "$drv"
 }
