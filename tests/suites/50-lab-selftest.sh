@@ -74,6 +74,8 @@ ip -4 -o addr show dev eth0 | grep -q "inet $LAB_IP/24" && ip link show lo | gre
 for m in ib_core ib_uverbs iw_cm rdma_cm rdma_ucm; do [ -e /sys/module/$m ] || missing+=" $m"; done
 [ -z "${missing:-}" ] && lab_pass "rdma-core-modules-$me" || lab_fail "rdma-core-modules-$me" "missing$missing"
 [ "$(ulimit -l)" = unlimited ] && lab_pass "memlock-$me" || lab_fail "memlock-$me" "ulimit -l $(ulimit -l)"
+# --smp 1,2 below: a vCPU count per guest.
+[ "$(nproc)" = "$LAB_ID" ] && lab_pass "smp-per-guest-$me" || lab_fail "smp-per-guest-$me" "nproc $(nproc), want $LAB_ID"
 # The root is the host's, read-only underneath, writable on top.
 echo "overlay $me" >/usr/share/lab-overlay-test && grep -q "overlay $me" /usr/share/lab-overlay-test &&
 	[ -x /usr/bin/rping ] && lab_pass "overlay-root-$me" || lab_fail "overlay-root-$me"
@@ -108,7 +110,7 @@ EOS
 # many boot at once), and are judged in order once each has finished.  The
 # hung guest mostly sleeps and the others wait on barriers, so the suite
 # takes about as long as its longest run.
-"$lab" run -n 2 --name self-good --out "$out/good" --timeout 900 -- "$good" >"$out/good.log" 2>&1 &
+"$lab" run -n 2 --smp 1,2 --name self-good --out "$out/good" --timeout 900 -- "$good" >"$out/good.log" 2>&1 &
 good_pid=$!
 
 # --- failures must be reported -------------------------------------------
