@@ -14,8 +14,9 @@ packages=(
 	# carries too (meta packages that follow its newest ABI; see below)
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1
 	linux-image-6.12-amd64 linux-headers-6.12-amd64 linux-source-6.12
-	# the lab
-	qemu-system-x86 busybox-static vde2 iproute2 procps
+	# the lab (xz-utils, zstd and binutils' readelf: tests/lab/boot-image.sh
+	# unpacks the guest kernels once so that no boot decompresses them)
+	qemu-system-x86 busybox-static vde2 iproute2 procps xz-utils zstd binutils
 	# RDMA userspace: libraries, our provider's build deps, test apps
 	rdma-core ibverbs-utils rdmacm-utils perftest libibverbs-dev librdmacm-dev
 	ibverbs-providers strace
