@@ -5,8 +5,8 @@
  * between two swiwarp endpoints, and their refusal toward a peer without
  * RFC 7306.
  *
- *   imm-verify -s ADDR [-p PORT] [-k N] [-n]
- *   imm-verify -c ADDR [-p PORT] [-k N] [-n]
+ *   imm-verify -s ADDR [-p PORT] [-k N] [-S BYTES] [-n]
+ *   imm-verify -c ADDR [-p PORT] [-k N] [-S BYTES] [-n]
  *
  * Without -n (both ends swiwarp) the client
  *   1. posts NIMM Writes with Immediate in a row (sizes 0 .. 256 KiB, odd
@@ -22,12 +22,13 @@
  *      whole time: none of these may raise a completion event;
  *   2. after the server's "go" Send: a 200000-byte RDMA Write, then NSIMM
  *      Sends with Immediate (0 .. 16384 bytes, one of them inline, no
- *      SE); the server checks, for each completion in turn: IBV_WC_RECV,
- *      IBV_WC_WITH_IMM, the value, byte_len = the Send's length, the
- *      receive WQE (post order), every payload byte and the guard byte
- *      behind it; at the first one, that the Write's bytes are all in
- *      place; and that none of them raised an event on the solicited-only
- *      CQ;
+ *      SE; -S BYTES, a small run: the Writes of steps 2 and 3 are BYTES
+ *      long and no Send with Immediate is longer than BYTES); the server
+ *      checks, for each completion in turn: IBV_WC_RECV, IBV_WC_WITH_IMM,
+ *      the value, byte_len = the Send's length, the receive WQE (post
+ *      order), every payload byte and the guard byte behind it; at the
+ *      first one, that the Write's bytes are all in place; and that none
+ *      of them raised an event on the solicited-only CQ;
  *   3. after "go2": a plain 200000-byte RDMA Write (new contents where
  *      step 2's Write was), then one Write with Immediate with
  *      IBV_SEND_SOLICITED, which must wake the server (completion event
@@ -40,6 +41,10 @@
  *      and value;
  *   5. a plain Send: the server's next receive completion must be it,
  *      without IBV_WC_WITH_IMM (the value went with its own Send only).
+ * -k and -S must be the same on both ends: the server sends its values in
+ * the connection's private data and a client with others says BAD and
+ * disconnects before step 1, so the server sees its receives flushed and
+ * dies saying so (no 30 s wait for Writes that never come).
  * With -n (one end is not RFC 7306, e.g. upstream siw) both ends try a
  * Write with Immediate and a Send with Immediate: on swiwarp
  * ibv_post_send must fail with EOPNOTSUPP (any failure on another
@@ -83,21 +88,47 @@ static int nimm = NIMM;		/* -k: how many of them */
 #define SIMM_SOL 0x5e11c17eu
 #define SSOL_SIZE 777u
 #define ORD_OFF (3u << 20)	/* the Write before the Sends */
-#define ORD_SIZE 200000u
+#define ORD_SIZE 200000u	/* default; 63-swiwarp-data runs with it */
 #define ORD_SEED 0x0dd
 #define ORD_SEED2 0x0de		/* the Write before the solicited one */
 #define SSRC_OFF (REGION - (512u << 10))	/* Send sources */
 #define SINLINE 64u		/* max_inline asked for */
+/*
+ * The most -S may be: the ordering Writes of steps 2 and 3 end before the
+ * Send sources (the client fills those while the Write may still be in
+ * flight) and leave the guard byte behind them on the server.
+ */
+#define ORD_MAX (SSRC_OFF - ORD_OFF - 1)
+/*
+ * -S: the size of the ordering Writes, and the most a Send with Immediate
+ * carries.  The golden capture (tests/dissector/capture-swiwarp-guest.sh)
+ * runs -S 1500: the pattern bytes do not compress, so the 31 KB of Sends
+ * with Immediate would weigh more than the Writes; 1500 is still more
+ * than one FPDU at the lab's MTU 1500 (MSS 1448 with timestamps, MULPDU
+ * 1442: at most 1428 octets of a Write, 1424 of a Send per FPDU), so the
+ * checks still cover a Write placed by the next message's completion when
+ * it spans FPDUs and Sends with Immediate reassembled from two.
+ */
+static uint32_t ord_size = ORD_SIZE;
 
 static const uint32_t sizes[] = { 0, 1, 7, 4096, 4097, 65536, 65539, 262147 };
 /* Sends with Immediate; ssizes[SINL] goes inline */
 static const uint32_t ssizes[NSIMM] = { 0, 1, 13, 60, 1500, 4097, 9000, RBUF };
 #define SINL 3
 
+/* The length of Send with Immediate j: ssizes[j], cut to -S. */
+static uint32_t ssize(int j)
+{
+	return ssizes[j] < ord_size ? ssizes[j] : ord_size;
+}
+
 struct srv_info {
 	uint64_t addr;
 	uint32_t rkey;
 	uint32_t len;
+	/* the server's -S and -k, for the client to compare with its own */
+	uint32_t ord_size;
+	uint32_t nimm;
 };
 
 struct conn {
@@ -372,6 +403,8 @@ static int server(const char *addr, const char *port, int neg)
 	info.addr = (uintptr_t)c.mem;
 	info.rkey = c.mr->rkey;
 	info.len = REGION;
+	info.ord_size = ord_size;
+	info.nimm = (uint32_t)nimm;
 	vcm_accept(&c.cm, &info, sizeof(info), 0);
 
 	if (neg) {
@@ -385,6 +418,13 @@ static int server(const char *addr, const char *port, int neg)
 		uint32_t size = sizes[i % 8], off = woff(i);
 
 		poll_one(c.rcq, &wc, "write-imm receive");
+		/*
+		 * Flushed before the first one: the client left, as it
+		 * does when its -S or -k differ from ours.
+		 */
+		if (!i && wc.status == IBV_WC_WR_FLUSH_ERR)
+			die("the client disconnected before its first Write with Immediate (it does when its -S / -k differ from this end's %u / %d: see its output)",
+			    ord_size, nimm);
 		if (wc.status != IBV_WC_SUCCESS ||
 		    wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM ||
 		    !(wc.wc_flags & IBV_WC_WITH_IMM) ||
@@ -417,15 +457,15 @@ static int server(const char *addr, const char *port, int neg)
 	for (i = 0; i < NSIMM; i++) {
 		poll_one(c.rcq, &wc, "send-imm receive");
 		if (!i)
-			result(&c, check_write(&c, ORD_SEED, ORD_OFF, ORD_SIZE),
+			result(&c, check_write(&c, ORD_SEED, ORD_OFF, ord_size),
 			       "send-imm-after-write: the %u-byte Write before it is in place at the first Send with Immediate's completion",
-			       ORD_SIZE);
-		check_send_imm(&c, &wc, nimm + i, i, ssizes[i], SIMM_BASE + (uint32_t)i,
+			       ord_size);
+		check_send_imm(&c, &wc, nimm + i, i, ssize(i), SIMM_BASE + (uint32_t)i,
 			       &bad_simm);
 	}
 	result(&c, !bad_simm,
 	       "send-imm: %d Sends with Immediate (0 .. %u bytes, %u inline): IBV_WC_RECV, WITH_IMM, value, byte_len, WQE in post order, payload",
-	       NSIMM, RBUF, ssizes[SINL]);
+	       NSIMM, ssize(NSIMM - 1), ssize(SINL));
 	result(&c, !event_within(&c, 300),
 	       "send-imm-unsolicited-no-event: %d Sends with Immediate without SE raised no event on a solicited-only CQ",
 	       NSIMM);
@@ -448,9 +488,9 @@ static int server(const char *addr, const char *port, int neg)
 		       "solicited-event: woken; opcode %d imm %#x byte_len %u (want %#x, %u: its own Write's length, not the plain Write's before it)",
 		       wc.opcode, ntohl(wc.imm_data), wc.byte_len, IMM_SOL, SOL_SIZE);
 		check_write(&c, NIMM, woff(NIMM), SOL_SIZE);
-		result(&c, check_write(&c, ORD_SEED2, ORD_OFF, ORD_SIZE),
+		result(&c, check_write(&c, ORD_SEED2, ORD_OFF, ord_size),
 		       "write-imm-after-write: the %u-byte Write before it is in place at the solicited Write with Immediate's completion",
-		       ORD_SIZE);
+		       ord_size);
 	}
 
 	/* Solicited-only again; then a Send with Immediate with SE. */
@@ -535,20 +575,20 @@ static void send_imm(struct conn *c, int j, uint32_t size, uint32_t imm,
 }
 
 /*
- * A signaled ORD_SIZE-byte RDMA Write (wr_id 200) of pattern 'seed' to
+ * A signaled ord_size-byte RDMA Write (wr_id 200) of pattern 'seed' to
  * ORD_OFF in the server's region.
  */
 static void plain_write(struct conn *c, const struct srv_info *si,
 			uint32_t seed)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)c->mem + ORD_OFF,
-			       .length = ORD_SIZE, .lkey = c->mr->lkey };
+			       .length = ord_size, .lkey = c->mr->lkey };
 	struct ibv_send_wr wr = { .wr_id = 200, .sg_list = &sge,
 				  .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
 				  .send_flags = IBV_SEND_SIGNALED };
 	struct ibv_send_wr *bad = NULL;
 
-	for (uint32_t i = 0; i < ORD_SIZE; i++)
+	for (uint32_t i = 0; i < ord_size; i++)
 		c->mem[ORD_OFF + i] = pat(seed, i);
 	wr.wr.rdma.remote_addr = si->addr + ORD_OFF;
 	wr.wr.rdma.rkey = si->rkey;
@@ -569,6 +609,11 @@ static int client(const char *addr, const char *port, int neg)
 	post_recv(&c, 1);
 	post_recv(&c, 2);
 	vcm_connect(&c.cm, &si, sizeof(si), 0);
+	if (!neg && (si.ord_size != ord_size || si.nimm != (uint32_t)nimm)) {
+		result(&c, 0, "parameters: the server has -S %u -k %u, this client -S %u -k %d; they must be the same",
+		       si.ord_size, si.nimm, ord_size, nimm);
+		goto out;
+	}
 
 	if (neg) {
 		try_write_imm(&c);
@@ -598,7 +643,7 @@ static int client(const char *addr, const char *port, int neg)
 	recv_word(&c, 0x6060, "go from the server");
 	plain_write(&c, &si, ORD_SEED);
 	for (int j = 0; j < NSIMM; j++)
-		send_imm(&c, j, ssizes[j], SIMM_BASE + (uint32_t)j,
+		send_imm(&c, j, ssize(j), SIMM_BASE + (uint32_t)j,
 			 j == SINL ? IBV_SEND_INLINE : 0);
 	bad_wc = 0;
 	for (int j = -1; j < NSIMM; j++) {
@@ -642,8 +687,10 @@ int main(int argc, char **argv)
 {
 	struct vcm_args a = { .role = -1, .port = "7481" };
 	int neg = 0, opt;
+	long ord;
+	char *end;
 
-	while ((opt = getopt(argc, argv, "s:c:p:k:n")) != -1) {
+	while ((opt = getopt(argc, argv, "s:c:p:k:S:n")) != -1) {
 		if (vcm_common_opt(&a, opt, optarg))
 			continue;
 		switch (opt) {
@@ -653,6 +700,13 @@ int main(int argc, char **argv)
 		case 'n':
 			neg = 1;
 			break;
+		case 'S':
+			ord = strtol(optarg, &end, 10);
+			if (*end || ord < 1 || ord > ORD_MAX)
+				a.role = -1;
+			else
+				ord_size = (uint32_t)ord;
+			break;
 		default:
 			a.role = -1;
 			break;
@@ -660,8 +714,8 @@ int main(int argc, char **argv)
 	}
 	if (a.role < 0 || !a.addr || nimm < 1 || nimm > NIMM) {
 		fprintf(stderr,
-			"usage: %s -s ADDR | -c ADDR [-p PORT] [-k 1-%d] [-n]\n",
-			argv[0], NIMM);
+			"usage: %s -s ADDR | -c ADDR [-p PORT] [-k 1-%d] [-S 1-%u] [-n]\n",
+			argv[0], NIMM, ORD_MAX);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
