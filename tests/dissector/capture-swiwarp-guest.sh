@@ -11,8 +11,14 @@
 #              STag, reserved opcode, MSN gap (swiwarp answers Terminates)
 # With the argument rfc7306 (tests/dissector/capture-swiwarp-rfc7306.sh)
 # only the RFC 7306 exchange instead, MPA rev 2, CRC on:
-#   port 7190  imm-verify -k 3: three RDMA Writes with Immediate Data (0,
-#              1 and 7 bytes), one with Solicited Event (1000 bytes)
+#   port 7190  imm-verify -k 3 -S 1500: three RDMA Writes with Immediate
+#              Data (0, 1 and 7 bytes); a 1500-byte Write, eight Sends
+#              with Immediate (0 .. 1500 bytes); a 1500-byte Write, a
+#              Write with Immediate with Solicited Event (1000 bytes); a
+#              Send with Immediate with Solicited Event (777 bytes); a
+#              plain Send.  -S 1500 keeps the ordering Writes (200000
+#              bytes by default, for 63-swiwarp-data) and the Sends (up to
+#              16384) small enough for a golden file, the longest still two FPDUs.
 #   ports 7191-7195  atomic-verify -q 1 -t 2 -w 2: two Fetch-and-Adds and
 #              two Compare-and-Swaps (Atomic Request and Response), then
 #              four connections whose first Atomic the responder refuses
@@ -66,8 +72,8 @@ peer=192.0.2.1
 hello=$BUILD/examples/hello-iwarp/hello-iwarp
 if [ "${1:-}" = rfc7306 ]; then
 	bin=${RFC7306_BIN:?RFC7306_BIN: where imm-verify and atomic-verify are}
-	run imm 7190 2 2 0 "$bin/imm-verify" -s "$LAB_IP" -p 7190 -k 3 -- \
-		"$bin/imm-verify" -c $peer -p 7190 -k 3
+	run imm 7190 2 2 0 "$bin/imm-verify" -s "$LAB_IP" -p 7190 -k 3 -S 1500 -- \
+		"$bin/imm-verify" -c $peer -p 7190 -k 3 -S 1500
 	run atomic 7191 2 2 0 "$bin/atomic-verify" -s "$LAB_IP" -p 7191 -q 1 -t 2 -w 2 -- \
 		"$bin/atomic-verify" -c $peer -p 7191 -q 1 -t 2 -w 2
 	lab_finish

@@ -9,7 +9,8 @@
 # tests/suites/40-dissector.sh.
 #   tests/dissector/capture-swiwarp-rfc7306.sh [OUTDIR]
 # Needs kernel/swiwarp.ko (make kernel) and $BUILD (default build/) with the
-# provider; imm-verify and atomic-verify are compiled here.
+# provider; imm-verify and atomic-verify are compiled here.  LAB_TIMEOUT
+# (default 600 s) bounds the boot, for a slow or busy host.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$top/tests/dissector/captures}
@@ -21,7 +22,7 @@ for p in imm-verify atomic-verify; do
 		"$top/tests/swiwarp/verify-cm.c" -lrdmacm -libverbs
 done
 "$top/tests/lab/lab" run -n 2 --name dissector-golden-rfc7306 --capture "$tmp/raw.pcap" \
-	--timeout 600 -- RFC7306_BIN="$tmp" tests/dissector/capture-swiwarp-guest.sh rfc7306
+	--timeout "${LAB_TIMEOUT:-600}" -- RFC7306_BIN="$tmp" tests/dissector/capture-swiwarp-guest.sh rfc7306
 name=swiwarp_rfc7306
 tshark -r "$tmp/raw.pcap" -Y "tcp.port >= 7190 && tcp.port <= 7195" -w "$tmp/$name.pcap" -F pcap
 gzip -9 -n -c "$tmp/$name.pcap" >"$out/$name.pcap.gz"
