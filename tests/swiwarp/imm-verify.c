@@ -686,7 +686,7 @@ out:
 int main(int argc, char **argv)
 {
 	struct vcm_args a = { .role = -1, .port = "7481" };
-	int neg = 0, opt;
+	int neg = 0, badsize = 0, opt;
 	long ord;
 	char *end;
 
@@ -701,9 +701,13 @@ int main(int argc, char **argv)
 			neg = 1;
 			break;
 		case 'S':
+			/*
+			 * Its own flag: a -s or -c after it would set
+			 * a.role again and hide a bad size.
+			 */
 			ord = strtol(optarg, &end, 10);
 			if (*end || ord < 1 || ord > ORD_MAX)
-				a.role = -1;
+				badsize = 1;
 			else
 				ord_size = (uint32_t)ord;
 			break;
@@ -712,7 +716,7 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	if (a.role < 0 || !a.addr || nimm < 1 || nimm > NIMM) {
+	if (a.role < 0 || !a.addr || nimm < 1 || nimm > NIMM || badsize) {
 		fprintf(stderr,
 			"usage: %s -s ADDR | -c ADDR [-p PORT] [-k 1-%d] [-S 1-%u] [-n]\n",
 			argv[0], NIMM, ORD_MAX);
