@@ -55,7 +55,11 @@ struct swiwarp_tap_rec {
 /* Heuristic list for payloads of complete RDMAP messages (future "dpi"). */
 #define SWIWARP_PAYLOAD_HEUR_LIST "rdmap.payload"
 
-/* Passed to "rdmap.payload" heuristics with each complete message payload. */
+struct iwarp_rdmap_read_req;
+
+/* Passed to "rdmap.payload" heuristics with each complete message payload,
+ * and with each Read Request (its 28-byte header as the tvb, read_req set;
+ * opcode IWARP_OP_READ_REQUEST). */
 struct swiwarp_payload_info {
 	guint8 opcode;
 	gboolean tagged;
@@ -71,6 +75,7 @@ struct swiwarp_payload_info {
 	const guint8 *req_pd;
 	guint req_pd_len;
 	void **ulp_conv;
+	const struct iwarp_rdmap_read_req *read_req;	/* Read Request only */
 };
 
 #endif

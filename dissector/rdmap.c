@@ -546,6 +546,29 @@ static void dissect_terminate(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tre
 
 /* ---- main ------------------------------------------------------------------ */
 
+/* What "rdmap.payload" heuristics get besides the payload (plugin.h). */
+static void payload_info_fill(struct swiwarp_payload_info *pi, const struct swiwarp_ulpdu_info *ui,
+			      const struct iwarp_ddp_hdr *h, guint8 opcode, const struct seg_info *si)
+{
+	memset(pi, 0, sizeof(*pi));
+	pi->opcode = opcode;
+	pi->tagged = h->tagged;
+	pi->stag = h->stag;
+	pi->to = si ? si->msg_base : h->to;
+	pi->qn = h->qn;
+	pi->msn = h->msn;
+	pi->conn_id = ui ? ui->conn_id : 0;
+	pi->dir = ui ? ui->dir : 0;
+	if (ui) {
+		pi->handshake = ui->handshake;
+		pi->addr = ui->addr;
+		pi->port = ui->port;
+		pi->req_pd = ui->req_pd;
+		pi->req_pd_len = ui->req_pd_len;
+		pi->ulp_conv = ui->ulp_conv;
+	}
+}
+
 static void hand_payload(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 			 struct swiwarp_payload_info *pi)
 {
@@ -575,6 +598,7 @@ static int dissect_rddp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
 	int hlen, off, plen;
 	guint len = tvb_reported_length(tvb);
 	gboolean have_rq = FALSE;
+	tvbuff_t *rq_tvb = NULL;	/* the Read Request's header */
 	const char *opname;
 
 	if (len < IWARP_DDP_MIN_HDR_LEN)
@@ -666,7 +690,10 @@ static int dissect_rddp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
 			rq.sink_stag = tvb_get_ntohl(tvb, off + IWARP_RDMAP_RR_SINK_STAG_OFF);
 			rq.sink_to = tvb_get_ntoh64(tvb, off + IWARP_RDMAP_RR_SINK_TO_OFF);
 			rq.size = tvb_get_ntohl(tvb, off + IWARP_RDMAP_RR_SIZE_OFF);
+			rq.src_stag = tvb_get_ntohl(tvb, off + IWARP_RDMAP_RR_SRC_STAG_OFF);
+			rq.src_to = tvb_get_ntoh64(tvb, off + IWARP_RDMAP_RR_SRC_TO_OFF);
 			have_rq = TRUE;
+			rq_tvb = tvb_new_subset_length(tvb, off, IWARP_RDMAP_READ_REQ_LEN);
 			proto_tree_add_item(qt, hf_rdmap_sink_stag, tvb,
 					    off + IWARP_RDMAP_RR_SINK_STAG_OFF, 4, ENC_BIG_ENDIAN);
 			proto_tree_add_item(qt, hf_rdmap_sink_to, tvb,
@@ -863,23 +890,7 @@ static int dissect_rddp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
 		tvbuff_t *ptvb = NULL;
 		gboolean single;
 
-		memset(&pi, 0, sizeof(pi));
-		pi.opcode = opcode;
-		pi.tagged = h.tagged;
-		pi.stag = h.stag;
-		pi.to = si ? si->msg_base : h.to;
-		pi.qn = h.qn;
-		pi.msn = h.msn;
-		pi.conn_id = ui ? ui->conn_id : 0;
-		pi.dir = ui ? ui->dir : 0;
-		if (ui) {
-			pi.handshake = ui->handshake;
-			pi.addr = ui->addr;
-			pi.port = ui->port;
-			pi.req_pd = ui->req_pd;
-			pi.req_pd_len = ui->req_pd_len;
-			pi.ulp_conv = ui->ulp_conv;
-		}
+		payload_info_fill(&pi, ui, &h, opcode, si);
 		proto_tree_add_item(rt, hf_rdmap_payload, tvb, off, plen, ENC_NA);
 		single = h.last && (h.tagged ? (si && (si->flags & SEG_MSG_FIRST)) : h.mo == 0);
 		if (single || !pref_reassemble || !si) {
@@ -908,6 +919,18 @@ static int dissect_rddp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
 		}
 		if (ptvb)
 			hand_payload(ptvb, pinfo, tree, &pi);
+	}
+	/* A Read Request has no payload, but a ULP that stitches data moved by
+	 * RDMA Reads (RPC-over-RDMA's read chunks) must see it to tell which of
+	 * its buffers the Read Responses to the sink STag fill.  Offered with
+	 * its header as the tvb; nothing is shown when no heuristic takes it. */
+	if (have_rq && rq_tvb) {
+		struct swiwarp_payload_info pi;
+		heur_dtbl_entry_t *hdtbl;
+
+		payload_info_fill(&pi, ui, &h, opcode, si);
+		pi.read_req = &rq;
+		dissector_try_heuristic(payload_heur, rq_tvb, pinfo, tree, &hdtbl, &pi);
 	}
 	return len;
 }
