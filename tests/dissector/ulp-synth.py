@@ -14,7 +14,12 @@ out), one per TCP segment:
     (command id 2) whose keyed SGL names 4096 bytes at STag 0x1234, TO
     0x7000, the controller's RDMA Write of them and the completion;
   - port 20049, RPC-over-RDMA version 1: RDMA_MSG with empty chunk lists
-    carrying an NFSv3 NULL call (XID 0x1234), and the RDMA_MSG reply;
+    carrying an NFSv3 NULL call (XID 0x1234), and the RDMA_MSG reply; then
+    an NFSv3 READ of 8192 bytes (XID 0x1235) whose call offers a write
+    chunk of one segment (STag 0x5678, TO 0x9000, 8192 bytes), the
+    server's RDMA Write of the data there (a known pattern), and the
+    RDMA_MSG reply, whose READ3res stops after the data's length (the data
+    itself went in the chunk);
   - port 3260, iSER: an iSCSI control PDU header (no STags) and an iSCSI
     NOP-Out basic header segment.
 """
@@ -107,7 +112,25 @@ def main():
     call = struct.pack("!IIIIIIIIII", 0x1234, 0, 2, 100003, 3, 0, 0, 0, 0, 0)
     reply = struct.pack("!IIIIII", 0x1234, 1, 0, 0, 0, 0)
     hdr = struct.pack("!IIIIIII", 0x1234, 1, 32, 0, 0, 0, 0)  # RDMA_MSG, no chunks
-    connection(20049, b"", [(0, hdr + call), (1, hdr + reply)])
+    # NFSv3 READ through a write chunk.  RPC-over-RDMA header of call and
+    # reply: a write list of one chunk of one segment, no read list, no
+    # reply chunk.
+    wlist = struct.pack("!IIIIQI", 1, 1, 0x5678, 8192, 0x9000, 0)
+    rhdr = struct.pack("!IIII", 0x1235, 1, 32, 0) + struct.pack("!I", 0) + wlist + \
+        struct.pack("!I", 0)
+    fh = b"swiwarp-fh-synth"
+    # call: XID, CALL, RPC 2, NFS, v3, READ (6), AUTH_NULL cred and verifier;
+    # READ3args: file handle, offset 0, count 8192
+    rcall = struct.pack("!IIIIIIIIII", 0x1235, 0, 2, 100003, 3, 6, 0, 0, 0, 0) + \
+        struct.pack("!I", len(fh)) + fh + struct.pack("!QI", 0, 8192)
+    # reply: XID, REPLY, accepted, AUTH_NULL verifier, SUCCESS; READ3res:
+    # NFS3_OK, no attributes, count 8192, eof, then the opaque's length only
+    rreply = struct.pack("!IIIIII", 0x1235, 1, 0, 0, 0, 0) + \
+        struct.pack("!IIIII", 0, 0, 8192, 1, 8192)
+    data = (b"swiwarp synthetic write chunk.\n\0" * 256)[:8192]
+    connection(20049, b"", [(0, hdr + call), (1, hdr + reply),
+                            (0, rhdr + rcall), (1, data, 0x5678, 0x9000),
+                            (1, rhdr + rreply)])
 
     iser = struct.pack("!B3xIQIQ", 0x10, 0, 0, 0, 0)
     bhs = bytearray(48)
