@@ -10,13 +10,16 @@
 #               compared, nvme disconnect
 #   port 20049  NFS v4.2 over RDMA: mount, one 1 KiB file of another known
 #               pattern written and read back O_DIRECT (so both go over
-#               the wire, not to the page cache), compared, umount.  1 KiB,
-#               not 4: the client then sends the WRITE and gets the READ
-#               reply inline (below the 4 KiB inline threshold); a 4 KiB
-#               READ reply carries its data in a write chunk, which the
-#               plugin does not stitch into the RPC reply
-#               (Documentation/dissector.md), and Wireshark's nfs dissector
-#               then calls the reply malformed (seen 28 Nov 2026)
+#               the wire, not to the page cache), compared; then a 16 KiB
+#               file of a third pattern the same way; umount.  1 KiB is
+#               below the 4 KiB inline threshold, so its WRITE and READ
+#               reply carry their data inline in the Send; 16 KiB is above
+#               it, so the client offers its WRITE data in a read chunk
+#               (the server pulls it with RDMA Reads) and a write chunk
+#               for the READ data (the server pushes it with RDMA Writes
+#               before the reply's Send): the chunks the plugin hands to
+#               Wireshark's rpcordma to stitch into the RPC messages
+#               (Documentation/dissector.md, issue 14)
 # The NFS server comes up at boot, before the NVMe exchange: a fresh nfsd
 # refuses OPENs for its grace period (10 s, tests/ulp/nfsrdma.sh).
 source "$LAB_TOP/tests/lab/lib.sh"
@@ -56,7 +59,7 @@ fi
 lab_barrier targets 300 || lab_fail "capture-ulp/barrier-targets-g$LAB_ID" "$LAB_BARRIER_WHY"
 
 # pattern TEXT BYTES: BYTES bytes of TEXT repeated, one line each (the
-# texts below make 32-byte lines, so 1 and 4 KiB hold whole lines).
+# texts below make 32-byte lines, so 1, 4 and 16 KiB hold whole lines).
 pattern() { yes "$1" | head -c "$2"; }
 
 nvme_exchange() {
@@ -86,6 +89,12 @@ nfs_exchange() {
 	lab_check capture-ulp/nfs-read dd if="$mnt/golden" of="$work/nfs-read" bs=1024 count=1 \
 		iflag=direct status=none
 	lab_check capture-ulp/nfs-compare cmp "$work/nfs-pattern" "$work/nfs-read"
+	pattern "swiwarp nfs/rdma 16 KiB chunked" 16384 >"$work/nfs-pattern16"
+	lab_check capture-ulp/nfs-write16 dd if="$work/nfs-pattern16" of="$mnt/golden16" \
+		bs=16384 count=1 oflag=direct status=none
+	lab_check capture-ulp/nfs-read16 dd if="$mnt/golden16" of="$work/nfs-read16" \
+		bs=16384 count=1 iflag=direct status=none
+	lab_check capture-ulp/nfs-compare16 cmp "$work/nfs-pattern16" "$work/nfs-read16"
 	lab_check capture-ulp/nfs-umount umount "$mnt"
 }
 

@@ -3,8 +3,8 @@
 # tests/dissector/captures/swiwarp_nvmeof.pcap.gz (NVMe-oF, port 4420) and
 # swiwarp_nfsrdma.pcap.gz (NFS v4.2 over RDMA, port 20049): one 2-guest
 # lab boot runs tests/dissector/capture-ulp-guest.sh (NVMe-oF: connect,
-# one 4 KiB write and read, disconnect; NFS: mount, one 1 KiB file written
-# and read, umount), the link capture is cut to each port (TCP frames only).  The .expect files next to them are written by
+# one 4 KiB write and read, disconnect; NFS: mount, one 1 KiB and one
+# 16 KiB file written and read, umount), the link capture is cut to each port (TCP frames only).  The .expect files next to them are written by
 # hand from what the exchanges do and checked by tests/suites/40-dissector.sh,
 # which thereby checks the plugin's hand-off of Send payloads to Wireshark's
 # nvme-rdma and rpcordma dissectors on real traffic.
@@ -17,7 +17,7 @@ export BUILD=${BUILD:-$top/build}
 tmp=$(mktemp -d "$BUILD/capture-ulp.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 "$top/tests/lab/lab" run -n 2 --name dissector-golden-ulp --capture "$tmp/raw.pcap" \
-	--timeout 600 -- tests/dissector/capture-ulp-guest.sh
+	--timeout 900 -- tests/dissector/capture-ulp-guest.sh
 for cut in swiwarp_nvmeof:4420 swiwarp_nfsrdma:20049; do
 	name=${cut%:*}
 	tshark -r "$tmp/raw.pcap" -Y "tcp.port == ${cut#*:}" -w "$tmp/$name.pcap" -F pcap
