@@ -7,7 +7,8 @@
 # 16 KiB file written and read, umount), the link capture is cut to each port (TCP frames only).  The .expect files next to them are written by
 # hand from what the exchanges do and checked by tests/suites/40-dissector.sh,
 # which thereby checks the plugin's hand-off of Send payloads to Wireshark's
-# nvme-rdma and rpcordma dissectors on real traffic.
+# nvme-rdma and rpcordma dissectors, and of RPC-over-RDMA chunk traffic to
+# rpcordma, on real traffic.
 #   tests/dissector/capture-ulp.sh [OUTDIR]
 # Needs kernel/swiwarp.ko (make kernel) and $BUILD (default build/).
 set -euo pipefail
