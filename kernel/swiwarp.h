@@ -626,6 +626,12 @@ int swiwarp_mem_atomic(struct swiwarp_mem *mem, u64 va,
 int swiwarp_mem_umem_init(struct swiwarp_mem *mem, struct ib_umem *umem);
 int swiwarp_mem_invalidate(struct swiwarp_dev *sdev, void *pd, u32 stag,
 			   bool remote);
+int swiwarp_mem_fast_reg(struct ib_mr *ibmr, void *pd, u8 key, int access);
+int swiwarp_wqe_check_sgl(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
+			  int access);
+int swiwarp_sgl_walk(struct swiwarp_wqe *wqe, u32 off, u32 n,
+		     swiwarp_chunk_fn fn, void *arg);
+int swiwarp_sgl_gather(struct swiwarp_wqe *wqe, u32 off, u32 n, void *buf);
 
 /* swiwarp_cq.c */
 int swiwarp_cq_push(struct swiwarp_cq *cq, const struct swiwarp_cqe *cqe,
@@ -677,10 +683,6 @@ void swiwarp_send_terminate_rreq(struct swiwarp_qp *qp, u8 layer_type,
 				 u8 ecode, const u8 *seg, u32 ddp_hdr_len,
 				 const u8 *rreq);
 int swiwarp_tx_rtr(struct swiwarp_qp *qp, int rtr);
-int swiwarp_sgl_walk(struct swiwarp_wqe *wqe, u32 off, u32 n,
-		     swiwarp_chunk_fn fn, void *arg);
-int swiwarp_wqe_check_sgl(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
-			  int access);
 
 /* swiwarp_qp_rx.c */
 int swiwarp_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,

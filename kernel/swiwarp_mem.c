@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * swiwarp: STag table and access to registered memory.
+ * swiwarp: STag table and access to registered memory: access checks,
+ * copies, atomics, the scatter/gather lists of work requests (checked and
+ * walked for TX and RX alike) and the local MR operations (fast register,
+ * invalidate).
  *
  * An STag is a 24-bit index into the device's mem_xa plus an 8-bit key
  * chosen by the consumer.  Lookups run under RCU (also from softirq) and
@@ -212,6 +215,79 @@ int swiwarp_mem_copy(struct swiwarp_mem *mem, u64 va, void *buf, u32 len,
 				swiwarp_chunk_to_buf, &p);
 }
 
+/* -------------------------------------------------- scatter/gather lists */
+
+/*
+ * Look up and check every SGE of wqe for access (0 for a local read,
+ * IB_ACCESS_LOCAL_WRITE for a sink) and set wqe->bytes.  The references
+ * taken stay in wqe->mem[] (released with swiwarp_wqe_put_mem()), also
+ * on failure.  Returns a wc status.  Used for SQEs and RQEs.
+ */
+int swiwarp_wqe_check_sgl(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
+			  int access)
+{
+	u32 total = 0;
+	int i;
+
+	for (i = 0; i < wqe->sqe.num_sge; i++) {
+		struct swiwarp_sge *sge = &wqe->sqe.sge[i];
+		struct swiwarp_mem *mem;
+
+		if (!sge->length)
+			continue;
+		mem = swiwarp_mem_get(qp->sdev, sge->lkey);
+		if (!mem)
+			return SWIWARP_WC_LOC_PROT_ERR;
+		wqe->mem[i] = mem;
+		if (swiwarp_mem_check(mem, qp->base.pd, access, sge->addr,
+				      sge->length))
+			return SWIWARP_WC_LOC_PROT_ERR;
+		if (check_add_overflow(total, sge->length, &total) ||
+		    total > SWIWARP_MAX_MSG)
+			return SWIWARP_WC_LOC_LEN_ERR;
+	}
+	wqe->bytes = total;
+	return SWIWARP_WC_SUCCESS;
+}
+
+/*
+ * Call fn on every kernel mapping of the n bytes at message offset off of
+ * the WQE's scatter/gather list (which swiwarp_wqe_check_sgl() checked).
+ * Used for both directions: gathering Send/Write payload and placing a
+ * received Send into its receive buffer.
+ */
+int swiwarp_sgl_walk(struct swiwarp_wqe *wqe, u32 off, u32 n,
+		     swiwarp_chunk_fn fn, void *arg)
+{
+	int i, rv;
+
+	for (i = 0; i < wqe->sqe.num_sge && n; i++) {
+		struct swiwarp_sge *sge = &wqe->sqe.sge[i];
+		u32 take;
+
+		if (off >= sge->length) {
+			off -= sge->length;
+			continue;
+		}
+		take = min(sge->length - off, n);
+		rv = swiwarp_mem_walk(wqe->mem[i], sge->addr + off, take, fn,
+				      arg);
+		if (rv)
+			return rv;
+		n -= take;
+		off = 0;
+	}
+	return n ? -EFAULT : 0;
+}
+
+/* Copy n bytes at message offset off of the WQE's SGL to buf. */
+int swiwarp_sgl_gather(struct swiwarp_wqe *wqe, u32 off, u32 n, void *buf)
+{
+	u8 *p = buf;
+
+	return swiwarp_sgl_walk(wqe, off, n, swiwarp_chunk_to_buf, &p);
+}
+
 /*
  * RFC 7306 Fetch-and-Add with an Add Mask: a set mask bit ends a field,
  * so the carry out of that bit is dropped; mask 0 is one 64-bit add.
@@ -330,4 +406,34 @@ int swiwarp_mem_invalidate(struct swiwarp_dev *sdev, void *pd, u32 stag,
 		WRITE_ONCE(mem->valid, false);
 	swiwarp_mem_put(mem);
 	return rv;
+}
+
+/*
+ * IB_WR_REG_MR of a kernel ULP: make the fast-register MR ibmr valid in
+ * pd, with the page list of its last map_mr_sg (swiwarp_map_mr_sg()), the
+ * 8-bit key the ULP chose and the rights it gave (IB_ACCESS_*).  -EINVAL
+ * for an MR of another PD, not fast-register, or still valid.
+ */
+int swiwarp_mem_fast_reg(struct ib_mr *ibmr, void *pd, u8 key, int access)
+{
+	struct swiwarp_mem *mem = to_smr(ibmr)->mem;
+	u32 stag = (mem->stag & ~0xffU) | key;
+
+	if (mem->pd != pd || !mem->is_frmr || READ_ONCE(mem->valid))
+		return -EINVAL;
+	memcpy(mem->pbl, mem->pbl_next,
+	       mem->pbl_next_num * sizeof(*mem->pbl));
+	mem->pbl_num = mem->pbl_next_num;
+	mem->pbl_pgsz = mem->pbl_next_pgsz;
+	/* The rights the ULP gave in its IB_WR_REG_MR, no more. */
+	mem->access = access;
+	mem->va = ibmr->iova;
+	mem->len = ibmr->length;
+	WRITE_ONCE(mem->stag, stag);
+	ibmr->lkey = stag;
+	ibmr->rkey = stag;
+	/* Region fields are visible before the STag turns valid. */
+	smp_wmb();
+	WRITE_ONCE(mem->valid, true);
+	return 0;
 }

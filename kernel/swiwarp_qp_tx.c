@@ -861,79 +861,7 @@ static int swiwarp_tx_frame_pages(struct swiwarp_qp *qp,
 	return 0;
 }
 
-/*
- * Call fn on every kernel mapping of the n bytes at message offset off of
- * the WQE's scatter/gather list (which swiwarp_wqe_check_sgl() checked).
- * Used for both directions: gathering Send/Write payload and placing a
- * received Send into its receive buffer.
- */
-int swiwarp_sgl_walk(struct swiwarp_wqe *wqe, u32 off, u32 n,
-		     swiwarp_chunk_fn fn, void *arg)
-{
-	int i, rv;
-
-	for (i = 0; i < wqe->sqe.num_sge && n; i++) {
-		struct swiwarp_sge *sge = &wqe->sqe.sge[i];
-		u32 take;
-
-		if (off >= sge->length) {
-			off -= sge->length;
-			continue;
-		}
-		take = min(sge->length - off, n);
-		rv = swiwarp_mem_walk(wqe->mem[i], sge->addr + off, take, fn,
-				      arg);
-		if (rv)
-			return rv;
-		n -= take;
-		off = 0;
-	}
-	return n ? -EFAULT : 0;
-}
-
-static int swiwarp_chunk_gather(void *kva, u32 len, void *arg)
-{
-	u8 **dst = arg;
-
-	memcpy(*dst, kva, len);
-	*dst += len;
-	return 0;
-}
-
 /* ------------------------------------------------------- validation */
-
-/*
- * Look up and check every SGE of wqe for access (0 for a local read,
- * IB_ACCESS_LOCAL_WRITE for a sink) and set wqe->bytes.  The references
- * taken stay in wqe->mem[] (released with swiwarp_wqe_put_mem()), also
- * on failure.  Returns a wc status.  Used for SQEs and RQEs.
- */
-int swiwarp_wqe_check_sgl(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe,
-			  int access)
-{
-	u32 total = 0;
-	int i;
-
-	for (i = 0; i < wqe->sqe.num_sge; i++) {
-		struct swiwarp_sge *sge = &wqe->sqe.sge[i];
-		struct swiwarp_mem *mem;
-
-		if (!sge->length)
-			continue;
-		mem = swiwarp_mem_get(qp->sdev, sge->lkey);
-		if (!mem)
-			return SWIWARP_WC_LOC_PROT_ERR;
-		wqe->mem[i] = mem;
-		if (swiwarp_mem_check(mem, qp->base.pd, access, sge->addr,
-				      sge->length))
-			return SWIWARP_WC_LOC_PROT_ERR;
-		if (check_add_overflow(total, sge->length, &total) ||
-		    total > SWIWARP_MAX_MSG)
-			return SWIWARP_WC_LOC_LEN_ERR;
-	}
-	wqe->bytes = total;
-	return SWIWARP_WC_SUCCESS;
-}
 
 /* Check a freshly fetched SQE; returns a wc status. */
 static int swiwarp_wqe_validate(struct swiwarp_qp *qp,
@@ -1003,43 +931,30 @@ static int swiwarp_wqe_validate(struct swiwarp_qp *qp,
 	}
 }
 
-/* Kernel-only local operations: fast register and local invalidate. */
+/*
+ * Kernel-only local operations, fast register and local invalidate
+ * (swiwarp_mem.c does the work); returns a wc status.
+ */
 static int swiwarp_tx_local_op(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe)
 {
 	struct swiwarp_sqe *sqe = &wqe->sqe;
+	int rv;
 
-	if (sqe->opcode == SWIWARP_OP_LOCAL_INV) {
-		if (swiwarp_mem_invalidate(qp->sdev, qp->base.pd, sqe->inv_stag,
-					   false))
-			return SWIWARP_WC_LOC_PROT_ERR;
-		return SWIWARP_WC_SUCCESS;
+	switch (sqe->opcode) {
+	case SWIWARP_OP_LOCAL_INV:
+		rv = swiwarp_mem_invalidate(qp->sdev, qp->base.pd,
+					    sqe->inv_stag, false);
+		break;
+	case SWIWARP_OP_REG_MR:
+		/* The SQE carries the ib_mr, its new key and the rights. */
+		rv = swiwarp_mem_fast_reg((struct ib_mr *)(uintptr_t)sqe->raddr,
+					  qp->base.pd, sqe->rkey & 0xff,
+					  sqe->inv_stag);
+		break;
+	default:
+		return SWIWARP_WC_LOC_QP_OP_ERR;
 	}
-	if (sqe->opcode == SWIWARP_OP_REG_MR) {
-		struct ib_mr *ibmr = (struct ib_mr *)(uintptr_t)sqe->raddr;
-		struct swiwarp_mem *mem = to_smr(ibmr)->mem;
-		u32 stag = (mem->stag & ~0xffU) | (sqe->rkey & 0xff);
-
-		if (mem->pd != qp->base.pd || !mem->is_frmr ||
-		    READ_ONCE(mem->valid))
-			return SWIWARP_WC_LOC_PROT_ERR;
-		/* The page list of the last map_mr_sg (swiwarp_map_mr_sg()). */
-		memcpy(mem->pbl, mem->pbl_next,
-		       mem->pbl_next_num * sizeof(*mem->pbl));
-		mem->pbl_num = mem->pbl_next_num;
-		mem->pbl_pgsz = mem->pbl_next_pgsz;
-		/* The rights the ULP gave in its IB_WR_REG_MR, no more. */
-		mem->access = sqe->inv_stag;
-		mem->va = ibmr->iova;
-		mem->len = ibmr->length;
-		WRITE_ONCE(mem->stag, stag);
-		ibmr->lkey = stag;
-		ibmr->rkey = stag;
-		/* Region fields are visible before the STag turns valid. */
-		smp_wmb();
-		WRITE_ONCE(mem->valid, true);
-		return SWIWARP_WC_SUCCESS;
-	}
-	return SWIWARP_WC_LOC_QP_OP_ERR;
+	return rv ? SWIWARP_WC_LOC_PROT_ERR : SWIWARP_WC_SUCCESS;
 }
 
 /* ------------------------------------------------------- SQ access */
@@ -1373,8 +1288,7 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 			rv = (memcpy(dst, sqe->inline_data + wqe->processed, n),
 			      0);
 		else
-			rv = swiwarp_sgl_walk(wqe, wqe->processed, n,
-					      swiwarp_chunk_gather, &dst);
+			rv = swiwarp_sgl_gather(wqe, wqe->processed, n, dst);
 		if (rv)
 			return rv;
 	}
