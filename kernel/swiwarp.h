@@ -313,7 +313,7 @@ struct swiwarp_tx {
 	u32 nfrag;
 	u8 trailer[8];			/* pad + CRC of a zero-copy FPDU */
 	/*
-	 * Zero-copy Send/Write (swiwarp_qp_tx.c): zc tracks the active WQE
+	 * Zero-copy Send/Write (swiwarp_zcopy.c): zc tracks the active WQE
 	 * while TCP references its pages; ubuf is set while buf's page
 	 * pieces go out with MSG_ZEROCOPY.  zc_ring holds the retired WQEs
 	 * whose completion waits, in SQ order (at most num_sqe; each keeps
@@ -675,14 +675,17 @@ void swiwarp_sq_kick(struct swiwarp_qp *qp);
 void swiwarp_sq_kick_direct(struct swiwarp_qp *qp);
 int swiwarp_tx_init(struct swiwarp_qp *qp);
 void swiwarp_tx_free(struct swiwarp_qp *qp);
-bool swiwarp_tx_zc_inflight(struct swiwarp_qp *qp);
 u8 *swiwarp_tx_alloc_buf(void);
+u32 swiwarp_tx_frag_bvec(struct bio_vec *bv, const struct swiwarp_tx_frag *f);
 void swiwarp_send_terminate(struct swiwarp_qp *qp, u8 layer_type, u8 ecode,
 			    const u8 *seg, u32 ddp_hdr_len);
 void swiwarp_send_terminate_rreq(struct swiwarp_qp *qp, u8 layer_type,
 				 u8 ecode, const u8 *seg, u32 ddp_hdr_len,
 				 const u8 *rreq);
 int swiwarp_tx_rtr(struct swiwarp_qp *qp, int rtr);
+
+/* swiwarp_zcopy.c (what TX alone uses: swiwarp_zcopy.h) */
+bool swiwarp_tx_zc_inflight(struct swiwarp_qp *qp);
 
 /* swiwarp_qp_rx.c */
 int swiwarp_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,

@@ -58,7 +58,7 @@ static inline int swiwarp_create_cq_op(struct ib_cq *ibcq,
  * struct ubuf_info (the owner of zero-copy pages handed to TCP): 6.10
  * ("net: extend ubuf_info callback to ops structure") replaced its
  * callback member by a const ops table whose complete() has the same
- * signature.  swiwarp_qp_tx.c defines one struct swiwarp_ubuf_ops and
+ * signature.  swiwarp_zcopy.c defines one struct swiwarp_ubuf_ops and
  * installs it with swiwarp_ubuf_init().  Neither kernel's TCP calls
  * link_skb for a NULL one: one ubuf_info per skb, as before.
  */

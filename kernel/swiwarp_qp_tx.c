@@ -17,14 +17,9 @@
  * copies into its skbs (tx_copy_pages) or, from zcopy_tx_min octets on,
  * references (zero-copy).  Read Responses reference the source pages
  * (zcopy_rresp).  Everything else, and everything with MPA markers, is
- * built whole in the FPDU buffer.  A zero-copy Send or Write hands its
- * pages to TCP with MSG_ZEROCOPY and a ubuf_info of its own (struct
- * swiwarp_zc); it completes only when TCP dropped the last reference to
- * those pages, i.e. after the peer acknowledged the data and no
- * retransmission can read the buffer any more.  Until then it waits in
- * tx.zc_ring, and so does every later WQE, so that completions stay in
- * SQ order; each waiting WQE keeps its SQ slot, so the consumer can
- * never have more work requests outstanding than the SQ holds.
+ * built whole in the FPDU buffer.  When and how pages go by reference,
+ * and how a zero-copy WQE completes only after TCP let go of its pages:
+ * swiwarp_zcopy.c.
  */
 
 #include <linux/highmem.h>
@@ -34,6 +29,7 @@
 #include <net/tcp.h>
 
 #include "swiwarp.h"
+#include "swiwarp_zcopy.h"
 #include "iwarp/markers.h"
 #include "iwarp/rdmap.h"
 
@@ -41,34 +37,6 @@
 /* Room for the same FPDU with a marker every 512 octets, and one more. */
 #define SWIWARP_TX_BUF_ALLOC (SWIWARP_TX_BUF + IWARP_MPA_MARKER_LEN * \
 			      (SWIWARP_TX_BUF / IWARP_MPA_MARKER_PERIOD + 2))
-
-/*
- * Zero-copy Read Responses: the payload of a Read Response FPDU is handed
- * to TCP as references to the pinned pages of the source region instead
- * of being copied into the FPDU buffer.  Only without MPA CRC: the owner
- * of the source region knows nothing of a peer's Read and may change the
- * memory at any time, and TCP reads the pages when it transmits (and
- * again when it retransmits), after the CRC was computed; the peer would
- * see a CRC error and terminate the connection (libdpi hit it, session
- * 15).  Without CRC a concurrent change gives torn data, as on any RNIC.
- */
-static bool zcopy_rresp = true;
-module_param(zcopy_rresp, bool, 0644);
-MODULE_PARM_DESC(zcopy_rresp,
-		 "send Read Response payload from the registered user pages without copying, on connections without MPA CRC (default 1)");
-
-/*
- * Zero-copy Sends and Writes of at least this many octets (0: never;
- * 16384 is the value tested).  Smaller ones are copied: a zero-copy WQE
- * completes only when its data is acknowledged, which adds the peer's
- * delayed ACK to its latency.  Off by default until the whole lab (siw
- * interop matrix, robustness suites) has passed with it, see
- * Documentation/kernel.md.
- */
-static unsigned int zcopy_tx_min;
-module_param(zcopy_tx_min, uint, 0644);
-MODULE_PARM_DESC(zcopy_tx_min,
-		 "send Sends and Writes of at least this many bytes from the registered user pages without copying, e.g. 16384; 0 disables (default 0)");
 
 /*
  * Design variants the benchmark compares (Documentation/benchmarks.md).
@@ -108,131 +76,6 @@ static const unsigned int direct_tx_burst = SWIWARP_TX_BURST;
 #define tx_variant(name) (name)
 #endif
 
-/*
- * The tracking object of one zero-copy WQE, or of a copied WQE that
- * retired behind one (tcp false).  Two owners: TCP, whose references are
- * counted in ubuf.refcnt (ours included until the WQE's last FPDU was
- * pushed), and the QP until it completed the WQE.  The object never
- * holds a QP reference, so destroying a QP never waits for TCP: the QP
- * detaches (qp = NULL) before it goes away, under swiwarp_zc_lock.  The
- * callback lives in this module, so an object handed to TCP pins it.
- */
-struct swiwarp_zc {
-	struct ubuf_info ubuf;
-	refcount_t owners;
-	struct swiwarp_qp *qp;		/* under swiwarp_zc_lock */
-	bool acked;			/* under swiwarp_zc_lock */
-	bool tcp;
-	bool slot_held;
-	u32 slot;
-	int status;
-	struct swiwarp_wqe wqe;
-};
-
-static DEFINE_SPINLOCK(swiwarp_zc_lock);
-
-static void swiwarp_zc_put(struct swiwarp_zc *zc)
-{
-	bool tcp = zc->tcp;
-
-	if (!refcount_dec_and_test(&zc->owners))
-		return;
-	kfree(zc);
-	if (tcp)
-		module_put(THIS_MODULE);
-}
-
-/*
- * TCP released one reference (skb freed, or the end of a sendmsg).  Any
- * context, possibly with interrupts off: only mark and kick.
- */
-static void swiwarp_zc_callback(struct sk_buff *skb, struct ubuf_info *uarg,
-				bool zerocopy_success)
-{
-	struct swiwarp_zc *zc = container_of(uarg, struct swiwarp_zc, ubuf);
-	unsigned long flags;
-
-	/*
-	 * The stack copied these pages after all (rare): the lock keeps
-	 * the QP, and so its device, from going away while we count.
-	 */
-	if (unlikely(!zerocopy_success)) {
-		spin_lock_irqsave(&swiwarp_zc_lock, flags);
-		if (zc->qp)
-			swiwarp_stat_inc(zc->qp->sdev, SWIWARP_STAT_ZC_COPIED);
-		spin_unlock_irqrestore(&swiwarp_zc_lock, flags);
-	}
-	if (!refcount_dec_and_test(&uarg->refcnt))
-		return;
-	spin_lock_irqsave(&swiwarp_zc_lock, flags);
-	zc->acked = true;
-	if (zc->qp) {
-		atomic_dec(&zc->qp->zc_inflight);
-		swiwarp_sq_kick(zc->qp);
-	}
-	spin_unlock_irqrestore(&swiwarp_zc_lock, flags);
-	swiwarp_zc_put(zc);
-}
-
-static const struct swiwarp_ubuf_ops swiwarp_zc_ubuf_ops = {
-	.complete = swiwarp_zc_callback,
-};
-
-static struct swiwarp_zc *swiwarp_zc_alloc(struct swiwarp_qp *qp, bool tcp)
-{
-	struct swiwarp_zc *zc;
-
-	/* A copied WQE waiting behind a zero-copy one must not fail. */
-	zc = kzalloc(sizeof(*zc), tcp ? GFP_KERNEL : GFP_KERNEL | __GFP_NOFAIL);
-	if (!zc)
-		return NULL;
-	zc->qp = qp;
-	zc->tcp = tcp;
-	if (!tcp) {
-		zc->acked = true;
-		refcount_set(&zc->owners, 1);
-		return zc;
-	}
-	__module_get(THIS_MODULE);
-	swiwarp_ubuf_init(&zc->ubuf, &swiwarp_zc_ubuf_ops);
-	refcount_set(&zc->ubuf.refcnt, 1);
-	zc->ubuf.flags = SKBFL_ZEROCOPY_FRAG | SKBFL_DONT_ORPHAN;
-	refcount_set(&zc->owners, 2);
-	atomic_inc(&qp->zc_inflight);
-	swiwarp_stat_inc(qp->sdev, SWIWARP_STAT_ZC_WQES);
-	return zc;
-}
-
-static bool swiwarp_zc_acked(struct swiwarp_zc *zc)
-{
-	unsigned long flags;
-	bool acked;
-
-	spin_lock_irqsave(&swiwarp_zc_lock, flags);
-	acked = zc->acked;
-	spin_unlock_irqrestore(&swiwarp_zc_lock, flags);
-	return acked;
-}
-
-/* The QP is done with zc (completed, flushed or going away). */
-static void swiwarp_zc_detach(struct swiwarp_zc *zc)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&swiwarp_zc_lock, flags);
-	if (zc->qp && !zc->acked)
-		atomic_dec(&zc->qp->zc_inflight);
-	zc->qp = NULL;
-	spin_unlock_irqrestore(&swiwarp_zc_lock, flags);
-	swiwarp_zc_put(zc);
-}
-
-/* Does TCP still hold pages of a zero-copy WQE of qp?  Any context. */
-bool swiwarp_tx_zc_inflight(struct swiwarp_qp *qp)
-{
-	return atomic_read(&qp->zc_inflight) > 0;
-}
-
 static void swiwarp_tx_slot_drop(struct swiwarp_qp *qp)
 {
 	if (!qp->tx.slot_held)
@@ -242,104 +85,18 @@ static void swiwarp_tx_slot_drop(struct swiwarp_qp *qp)
 			      0);
 }
 
-static bool swiwarp_tx_ring_empty(struct swiwarp_qp *qp)
-{
-	return qp->tx.zc_get == qp->tx.zc_put;
-}
-
-/*
- * Complete the waiting WQEs at the head of the ring whose pages TCP
- * released; with flush, all of them, those still waiting with
- * WR_FLUSH_ERR.  Each hands its SQ slot back before its CQE appears.
- */
-static void swiwarp_tx_reap(struct swiwarp_qp *qp, bool flush)
-{
-	while (!swiwarp_tx_ring_empty(qp)) {
-		u32 i = qp->tx.zc_get & (qp->num_sqe - 1);
-		struct swiwarp_zc *zc = qp->tx.zc_ring[i];
-		int status = zc->status;
-
-		if (!swiwarp_zc_acked(zc)) {
-			if (!flush)
-				break;
-			status = SWIWARP_WC_WR_FLUSH_ERR;
-		}
-		qp->tx.zc_ring[i] = NULL;
-		qp->tx.zc_get++;
-		if (zc->slot_held)
-			swiwarp_flags_release(&qp->sendq[zc->slot &
-					      (qp->num_sqe - 1)].flags, 0);
-		swiwarp_qp_complete_sq(qp, &zc->wqe, status);
-		swiwarp_zc_detach(zc);
-	}
-}
-
-/* Give up the zero-copy tracking of the active WQE (error paths). */
-static void swiwarp_tx_zc_abort(struct swiwarp_qp *qp)
-{
-	struct swiwarp_zc *zc = qp->tx.zc;
-
-	qp->tx.ubuf = NULL;
-	if (!zc)
-		return;
-	qp->tx.zc = NULL;
-	net_zcopy_put(&zc->ubuf);
-	swiwarp_zc_detach(zc);
-}
-
 /*
  * The active SQ WQE is done (status): complete it now, or, if earlier
  * WQEs wait or it was sent zero-copy, queue it behind them.
  */
 static void swiwarp_tx_retire(struct swiwarp_qp *qp, int status)
 {
-	struct swiwarp_wqe *wqe = &qp->tx.wqe;
-	struct swiwarp_zc *zc = qp->tx.zc;
-
-	if (!zc && swiwarp_tx_ring_empty(qp)) {
+	if (!qp->tx.zc && swiwarp_zc_ring_empty(qp)) {
 		swiwarp_tx_slot_drop(qp);
-		swiwarp_qp_complete_sq(qp, wqe, status);
+		swiwarp_qp_complete_sq(qp, &qp->tx.wqe, status);
 		return;
 	}
-	if (!zc)
-		zc = swiwarp_zc_alloc(qp, false);
-	qp->tx.zc = NULL;
-	qp->tx.ubuf = NULL;
-	zc->wqe = *wqe;
-	zc->status = status;
-	zc->slot = qp->tx.slot;
-	zc->slot_held = qp->tx.slot_held;
-	qp->tx.slot_held = false;
-	memset(wqe->mem, 0, sizeof(wqe->mem));
-	wqe->active = false;
-	qp->tx.zc_ring[qp->tx.zc_put++ & (qp->num_sqe - 1)] = zc;
-	/* The WQE's last FPDU is pushed: drop our TCP-side reference. */
-	if (zc->tcp)
-		net_zcopy_put(&zc->ubuf);
-}
-
-/* Is the freshly fetched, validated SQE worth sending zero-copy? */
-static bool swiwarp_tx_zc_want(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe)
-{
-	u32 min = READ_ONCE(zcopy_tx_min);
-	int i;
-
-	if (!min || wqe->bytes < min || qp->tx_markers ||
-	    (wqe->sqe.flags & SWIWARP_WQE_INLINE))
-		return false;
-	switch (wqe->sqe.opcode) {
-	case SWIWARP_OP_WRITE:
-	case SWIWARP_OP_SEND:
-	case SWIWARP_OP_SEND_INV:
-		break;
-	default:
-		return false;
-	}
-	for (i = 0; i < wqe->sqe.num_sge; i++)
-		if (wqe->sqe.sge[i].length &&
-		    (!wqe->mem[i] || wqe->mem[i]->type != SWIWARP_MEM_UMEM))
-			return false;
-	return true;
+	swiwarp_zc_queue(qp, status);
 }
 
 /* An FPDU buffer; with markers, tx.buf and tx.mbuf trade places. */
@@ -350,14 +107,12 @@ u8 *swiwarp_tx_alloc_buf(void)
 
 int swiwarp_tx_init(struct swiwarp_qp *qp)
 {
-	qp->tx.zc_ring = kvcalloc(qp->num_sqe, sizeof(*qp->tx.zc_ring),
-				  GFP_KERNEL);
 	qp->tx.buf = swiwarp_tx_alloc_buf();
-	if (!qp->tx.buf || !qp->tx.zc_ring) {
+	if (!qp->tx.buf)
+		return -ENOMEM;
+	if (swiwarp_zc_init(qp)) {
 		kvfree(qp->tx.buf);
 		qp->tx.buf = NULL;
-		kvfree(qp->tx.zc_ring);
-		qp->tx.zc_ring = NULL;
 		return -ENOMEM;
 	}
 	return 0;
@@ -366,16 +121,7 @@ int swiwarp_tx_init(struct swiwarp_qp *qp)
 /* Teardown, under tx_lock: no CQEs any more, just release everything. */
 void swiwarp_tx_free(struct swiwarp_qp *qp)
 {
-	swiwarp_tx_zc_abort(qp);
-	while (qp->tx.zc_ring && !swiwarp_tx_ring_empty(qp)) {
-		struct swiwarp_zc *zc =
-			qp->tx.zc_ring[qp->tx.zc_get++ & (qp->num_sqe - 1)];
-
-		swiwarp_wqe_put_mem(&zc->wqe);
-		swiwarp_zc_detach(zc);
-	}
-	kvfree(qp->tx.zc_ring);
-	qp->tx.zc_ring = NULL;
+	swiwarp_zc_free(qp);
 	if (qp->tx.wqe.active)
 		swiwarp_wqe_put_mem(&qp->tx.wqe);
 	qp->tx.wqe.active = false;
@@ -611,8 +357,7 @@ static u32 swiwarp_tx_kva_bvec(struct bio_vec *bv, const u8 *kva, u32 len)
 }
 
 /* One piece of the FPDU as bio_vecs; returns how many (at most two). */
-static u32 swiwarp_tx_frag_bvec(struct bio_vec *bv,
-				const struct swiwarp_tx_frag *f)
+u32 swiwarp_tx_frag_bvec(struct bio_vec *bv, const struct swiwarp_tx_frag *f)
 {
 	if (!f->page)
 		return swiwarp_tx_kva_bvec(bv, f->kva, f->len);
@@ -620,33 +365,6 @@ static u32 swiwarp_tx_frag_bvec(struct bio_vec *bv,
 	bv->bv_offset = f->off;
 	bv->bv_len = f->len;
 	return 1;
-}
-
-/*
- * Zero-copy pieces: send the run of page pieces frag[i] ... (from octet
- * off of frag[i]) in one sendmsg whose pages TCP references on behalf
- * of tx.ubuf.  Returns the octets taken, like sendmsg.
- */
-static int swiwarp_tx_send_zc(struct swiwarp_qp *qp, u32 i, u32 off,
-			      int flags)
-{
-	struct swiwarp_tx *tx = &qp->tx;
-	struct bio_vec bv[SWIWARP_TX_FRAGS];
-	struct msghdr msg = {
-		.msg_flags = flags | MSG_ZEROCOPY,
-		.msg_ubuf = tx->ubuf,
-	};
-	u32 n = 0, len = 0;
-
-	for (; i < tx->nfrag && tx->frag[i].page; i++) {
-		n += swiwarp_tx_frag_bvec(bv + n, &tx->frag[i]);
-		len += tx->frag[i].len;
-	}
-	if (i < tx->nfrag || tx->more)
-		msg.msg_flags |= MSG_MORE;
-	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, n, len);
-	iov_iter_advance(&msg.msg_iter, off);
-	return sock_sendmsg(qp->sock, &msg);
 }
 
 /*
@@ -684,7 +402,6 @@ static int swiwarp_tx_send_piece(struct swiwarp_qp *qp, int flags)
 	};
 	const struct swiwarp_tx_frag *f = &whole;
 	u32 pos = 0, off, i;
-	int rv;
 
 	/* Find the piece holding octet buf_sent. */
 	for (i = 0; i < tx->nfrag; i++) {
@@ -694,12 +411,8 @@ static int swiwarp_tx_send_piece(struct swiwarp_qp *qp, int flags)
 		pos += f->len;
 	}
 	off = tx->buf_sent - pos;
-	if (f->page && tx->ubuf) {
-		rv = swiwarp_tx_send_zc(qp, i, off, flags);
-		if (rv > 0)
-			swiwarp_stat_add(qp->sdev, SWIWARP_STAT_ZC_BYTES, rv);
-		return rv;
-	}
+	if (f->page && tx->ubuf)
+		return swiwarp_zc_send(qp, i, off, flags);
 	if (tx->buf_sent + (f->len - off) < tx->buf_len)
 		flags |= MSG_MORE | (f->page ? SWIWARP_MSG_SENDPAGE_NOTLAST : 0);
 	else if (tx->more)
@@ -1241,10 +954,9 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 
 	if (!qp->tx.irq_active && qp->tx.zc_want && !qp->tx.zc &&
 	    !wqe->processed)
-		qp->tx.zc = swiwarp_zc_alloc(qp, true);
+		swiwarp_zc_begin(qp);
 	if (n && qp->tx.zc && !swiwarp_tx_frame_sgl(qp, wqe, hlen, n)) {
-		qp->tx.ubuf = &qp->tx.zc->ubuf;
-		swiwarp_stat_inc(qp->sdev, SWIWARP_STAT_ZC_FPDUS);
+		swiwarp_zc_frame(qp);
 		goto framed;
 	}
 
@@ -1265,14 +977,8 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 		goto framed;
 	}
 
-	/*
-	 * With markers the Read Response is copied: markers would have to
-	 * be spliced between the page fragments at stream positions and
-	 * be CRC-covered; one copying path is simpler and markers are rare.
-	 * With CRC it is copied too (see zcopy_rresp).
-	 */
-	if (n && qp->tx.irq_active && READ_ONCE(zcopy_rresp) &&
-	    !qp->tx_markers && !qp->crc &&
+	/* A Read Response from the source pages, when it may be. */
+	if (n && qp->tx.irq_active && swiwarp_zc_rresp(qp) &&
 	    !swiwarp_tx_frame_pages(qp, wqe->mem[0],
 				    qp->tx.rresp.src_to + wqe->processed,
 				    hlen, n))
@@ -1463,7 +1169,7 @@ static void swiwarp_tx_flush(struct swiwarp_qp *qp)
 	unsigned long flags;
 	u32 n;
 
-	swiwarp_tx_zc_abort(qp);
+	swiwarp_zc_abort(qp);
 	/*
 	 * The RX engine may still be placing a Read Response into the ORQ
 	 * head (rx.rresp) if it looked at the state just before the QP went
@@ -1501,7 +1207,7 @@ static void swiwarp_tx_flush(struct swiwarp_qp *qp)
 			break;
 		swiwarp_qp_complete_sq(qp, &wqe, st);
 	}
-	swiwarp_tx_reap(qp, true);
+	swiwarp_zc_reap(qp, true);
 	if (qp->tx.wqe.active) {
 		if (qp->tx.irq_active || qp->tx.rd_queued) {
 			swiwarp_wqe_put_mem(&qp->tx.wqe);
@@ -1537,8 +1243,8 @@ static void swiwarp_tx_flush(struct swiwarp_qp *qp)
 static void swiwarp_tx_fail(struct swiwarp_qp *qp, int status)
 {
 	/* Earlier WQEs still waiting for their ACK complete first. */
-	swiwarp_tx_zc_abort(qp);
-	swiwarp_tx_reap(qp, true);
+	swiwarp_zc_abort(qp);
+	swiwarp_zc_reap(qp, true);
 	swiwarp_tx_slot_drop(qp);
 	if (qp->tx.wqe.active && !qp->tx.irq_active && !qp->tx.rd_queued)
 		swiwarp_qp_complete_sq(qp, &qp->tx.wqe, status);
@@ -1594,8 +1300,8 @@ static void swiwarp_tx_run(struct swiwarp_qp *qp, unsigned int budget)
 			swiwarp_qp_modify_state(qp, SWIWARP_QP_ERROR);
 			continue;
 		}
-		if (!swiwarp_tx_ring_empty(qp))
-			swiwarp_tx_reap(qp, false);
+		if (!swiwarp_zc_ring_empty(qp))
+			swiwarp_zc_reap(qp, false);
 		if (!qp->sock)
 			goto idle;
 
@@ -1658,7 +1364,7 @@ static void swiwarp_tx_run(struct swiwarp_qp *qp, unsigned int budget)
 			 * ACK: the consumer cannot post; the callback of
 			 * the oldest kicks us (TX_ACTIVE stays set).
 			 */
-			if (qp->tx.zc_put - qp->tx.zc_get >= qp->num_sqe)
+			if (swiwarp_zc_ring_full(qp))
 				return;
 			swiwarp_sq_set_active(qp, true);
 			if (!swiwarp_sq_fetch(qp, &qp->tx.wqe, true))
@@ -1668,8 +1374,8 @@ static void swiwarp_tx_run(struct swiwarp_qp *qp, unsigned int budget)
 				swiwarp_tx_fail(qp, rv);
 				return;
 			}
-			qp->tx.zc_want = swiwarp_tx_zc_want(qp, &qp->tx.wqe);
-			if (!qp->tx.zc_want && swiwarp_tx_ring_empty(qp))
+			qp->tx.zc_want = swiwarp_zc_want(qp, &qp->tx.wqe);
+			if (!qp->tx.zc_want && swiwarp_zc_ring_empty(qp))
 				swiwarp_tx_slot_drop(qp);
 			if (qp->tx.wqe.sqe.opcode == SWIWARP_OP_REG_MR ||
 			    qp->tx.wqe.sqe.opcode == SWIWARP_OP_LOCAL_INV) {
@@ -1702,7 +1408,7 @@ static void swiwarp_tx_run(struct swiwarp_qp *qp, unsigned int budget)
 			 * cannot complete before them.
 			 */
 			if (is_read && !qp->tx.rd_queued &&
-			    !swiwarp_tx_ring_empty(qp))
+			    !swiwarp_zc_ring_empty(qp))
 				return;	/* the zero-copy callback kicks us */
 			if (is_read && !qp->tx.rd_queued &&
 			    !swiwarp_tx_orq_push(qp))
