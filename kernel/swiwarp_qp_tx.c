@@ -252,41 +252,42 @@ static int swiwarp_tx_hdr(struct swiwarp_qp *qp,
  * RFC 5044 markers: copy the unmarked FPDU of len octets (CRC field
  * included) from buf to mbuf with a marker wherever the stream offset
  * from the marker origin is a multiple of 512, and make mbuf the FPDU to
- * send.  A marker is 16 zero bits and the 16-bit distance back to the
- * FPDU's first octet (the marker itself when it opens the FPDU).  A
- * marker that would follow the CRC field opens the next FPDU instead.
- * Markers can never split the 4-aligned CRC field, and the CRC covers
- * every octet in front of it, markers included (RFC 5044 CRC
- * calculation), so it is computed here over the marked copy.
+ * send.  Where markers go and what they hold is the wire core's
+ * (iwarp/markers.h, with the origin at mk_pos 0); a marker that would
+ * follow the CRC field opens the next FPDU instead.  The copy is done
+ * here, a run of payload at a time, rather than by
+ * iwarp_markers_insert(), which copies octet by octet and computes the
+ * CRC in software.  Markers can never split the 4-aligned CRC field, and
+ * the CRC covers every octet in front of it, markers included (RFC 5044
+ * CRC calculation), so it is computed here over the marked copy.
  */
 static void swiwarp_tx_mark(struct swiwarp_qp *qp, u32 len)
 {
 	struct swiwarp_tx *tx = &qp->tx;
 	const u8 *src = tx->buf;
 	u8 *dst = tx->mbuf;
-	u32 pos = tx->mk_pos, c = 0, w = 0;
+	/* where in the marked FPDU the next marker goes; mk_pos from 0 */
+	u32 mark = iwarp_marker_first_offset(0, tx->mk_pos);
+	u32 c = 0, w = 0;
 
 	while (c < len) {
-		u32 into = pos & (IWARP_MPA_MARKER_PERIOD - 1);
 		u32 n;
 
-		if (!into) {
-			iwarp_put_be16(dst + w, 0);
-			iwarp_put_be16(dst + w + 2, (u16)w);
+		if (w == mark) {
+			iwarp_marker_put(dst + w, (u16)w);
 			w += IWARP_MPA_MARKER_LEN;
-			pos += IWARP_MPA_MARKER_LEN;
+			mark += IWARP_MPA_MARKER_PERIOD;
 			continue;
 		}
-		n = min(len - c, IWARP_MPA_MARKER_PERIOD - into);
+		n = min(len - c, mark - w);
 		memcpy(dst + w, src + c, n);
 		c += n;
 		w += n;
-		pos += n;
 	}
 	if (qp->crc)
 		iwarp_crc32c_put(dst + w - IWARP_MPA_CRC_FIELD,
 				 ~swiwarp_crc32c(~0U, dst, w - IWARP_MPA_CRC_FIELD));
-	tx->mk_pos = pos;
+	tx->mk_pos += w;
 	tx->mbuf = tx->buf;
 	tx->buf = dst;
 	tx->buf_len = w;

@@ -58,6 +58,13 @@ static inline uint32_t iwarp_marker_first_offset(uint32_t base,
 	       (IWARP_MPA_MARKER_PERIOD - 1);
 }
 
+/* Write a marker whose FPDUPTR is fpduptr, its own offset in its FPDU. */
+static inline void iwarp_marker_put(uint8_t *p, uint16_t fpduptr)
+{
+	iwarp_put_be16(p, 0);
+	iwarp_put_be16(p + IWARP_MPA_MARKER_PTR_OFF, fpduptr);
+}
+
 /*
  * Number of markers inside an FPDU starting at fpdu_start whose unmarked
  * length (iwarp_fpdu_len()) is unmarked_len.  A marker at wire offset m,
@@ -137,9 +144,7 @@ static inline int iwarp_markers_insert(uint32_t base, uint32_t fpdu_start,
 		if (w == m) {
 			if (w > IWARP_MPA_MARKER_PTR_MAX)
 				return IWARP_ERR_TOO_LONG;
-			iwarp_put_be16(out + w, 0);
-			iwarp_put_be16(out + w + IWARP_MPA_MARKER_PTR_OFF,
-				       (uint16_t)w);
+			iwarp_marker_put(out + w, (uint16_t)w);
 			w += IWARP_MPA_MARKER_LEN;
 			m += IWARP_MPA_MARKER_PERIOD;
 		}
