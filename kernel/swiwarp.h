@@ -643,11 +643,12 @@ int swiwarp_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 int swiwarp_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 
 /* swiwarp_verbs.c */
-struct swiwarp_ring *swiwarp_ring_alloc(size_t size, bool user);
-void swiwarp_ring_put(struct swiwarp_ring *ring);
-int swiwarp_ring_mmap_entry(struct ib_ucontext *uctx,
-			    struct swiwarp_ring *ring, size_t len,
-			    struct rdma_user_mmap_entry **entry, u64 *key);
+int swiwarp_ring_create(struct ib_udata *udata, size_t size,
+			struct swiwarp_ring **ring,
+			struct rdma_user_mmap_entry **entry, u64 *key,
+			u64 *mmap_len);
+void swiwarp_ring_destroy(struct swiwarp_ring **ring,
+			  struct rdma_user_mmap_entry **entry);
 
 /* swiwarp_qp.c */
 int swiwarp_qp_modify_state(struct swiwarp_qp *qp,

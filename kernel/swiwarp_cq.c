@@ -181,41 +181,26 @@ int swiwarp_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	cq->user = !!udata;
 	size = cq->num_cqe * sizeof(struct swiwarp_cqe) +
 		sizeof(struct swiwarp_cq_ctrl);
-	cq->ring = swiwarp_ring_alloc(size, !!udata);
-	if (!cq->ring) {
-		rv = -ENOMEM;
+	rv = swiwarp_ring_create(udata, size, &cq->ring, &cq->entry,
+				 &uresp.cq_key, &uresp.cq_mmap_len);
+	if (rv)
 		goto err_cnt;
-	}
 	cq->queue = cq->ring->addr;
 	cq->ctrl = (struct swiwarp_cq_ctrl *)&cq->queue[cq->num_cqe];
 	ibcq->cqe = cq->num_cqe;
 
 	if (udata) {
-		struct ib_ucontext *uctx =
-			&rdma_udata_to_drv_context(udata,
-						   struct swiwarp_ucontext,
-						   base)->base;
-
 		uresp.cq_id = cq->id;
 		uresp.num_cqe = cq->num_cqe;
-		uresp.cq_mmap_len = PAGE_ALIGN(size);
-		rv = swiwarp_ring_mmap_entry(uctx, cq->ring,
-					     size, &cq->entry, &uresp.cq_key);
-		if (rv)
-			goto err_free;
 		rv = ib_copy_to_udata(udata, &uresp,
 				      min(sizeof(uresp), udata->outlen));
 		if (rv)
-			goto err_entry;
+			goto err_ring;
 	}
 	return 0;
 
-err_entry:
-	rdma_user_mmap_entry_remove(cq->entry);
-	cq->entry = NULL;
-err_free:
-	swiwarp_ring_put(cq->ring);
-	cq->ring = NULL;
+err_ring:
+	swiwarp_ring_destroy(&cq->ring, &cq->entry);
 	cq->queue = NULL;
 err_cnt:
 	atomic_dec(&sdev->num_cq);
@@ -226,10 +211,8 @@ int swiwarp_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct swiwarp_cq *cq = to_scq(ibcq);
 
-	if (cq->entry)
-		rdma_user_mmap_entry_remove(cq->entry);
 	/* User mappings keep their own ring references. */
-	swiwarp_ring_put(cq->ring);
+	swiwarp_ring_destroy(&cq->ring, &cq->entry);
 	atomic_dec(&to_sdev(ibcq->device)->num_cq);
 	return 0;
 }

@@ -189,6 +189,24 @@ void swiwarp_disassociate_ucontext(struct ib_ucontext *uctx)
 	dev_dbg(&uctx->device->dev, "user context disassociated\n");
 }
 
+static void swiwarp_ring_release(struct kref *ref)
+{
+	struct swiwarp_ring *ring = container_of(ref, struct swiwarp_ring, ref);
+
+	vfree(ring->addr);
+	if (ring->mm) {
+		atomic64_sub(ring->npages, &ring->mm->pinned_vm);
+		mmdrop(ring->mm);
+	}
+	kfree(ring);
+}
+
+static void swiwarp_ring_put(struct swiwarp_ring *ring)
+{
+	if (ring)
+		kref_put(&ring->ref, swiwarp_ring_release);
+}
+
 /*
  * A ring of size bytes; user is true for a user object's ring, which is
  * charged to the calling process's locked memory: NULL (-ENOMEM to the
@@ -197,7 +215,7 @@ void swiwarp_disassociate_ucontext(struct ib_ucontext *uctx)
  * unprivileged process must not be able to ask for more of it than it
  * may pin; ib_umem_get() applies the same rule to MRs.
  */
-struct swiwarp_ring *swiwarp_ring_alloc(size_t size, bool user)
+static struct swiwarp_ring *swiwarp_ring_alloc(size_t size, bool user)
 {
 	struct swiwarp_ring *ring = kzalloc(sizeof(*ring), GFP_KERNEL);
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
@@ -224,27 +242,9 @@ struct swiwarp_ring *swiwarp_ring_alloc(size_t size, bool user)
 	return ring;
 }
 
-static void swiwarp_ring_release(struct kref *ref)
-{
-	struct swiwarp_ring *ring = container_of(ref, struct swiwarp_ring, ref);
-
-	vfree(ring->addr);
-	if (ring->mm) {
-		atomic64_sub(ring->npages, &ring->mm->pinned_vm);
-		mmdrop(ring->mm);
-	}
-	kfree(ring);
-}
-
-void swiwarp_ring_put(struct swiwarp_ring *ring)
-{
-	if (ring)
-		kref_put(&ring->ref, swiwarp_ring_release);
-}
-
-int swiwarp_ring_mmap_entry(struct ib_ucontext *uctx,
-			    struct swiwarp_ring *ring, size_t len,
-			    struct rdma_user_mmap_entry **entry, u64 *key)
+static int swiwarp_ring_mmap_entry(struct ib_ucontext *uctx,
+				   struct swiwarp_ring *ring, size_t len,
+				   struct rdma_user_mmap_entry **entry, u64 *key)
 {
 	struct swiwarp_mmap_entry *e = kzalloc(sizeof(*e), GFP_KERNEL);
 	int rv;
@@ -262,6 +262,51 @@ int swiwarp_ring_mmap_entry(struct ib_ucontext *uctx,
 	*entry = &e->rdma;
 	*key = rdma_user_mmap_get_offset(&e->rdma);
 	return 0;
+}
+
+/*
+ * The ring of a CQ, SRQ, SQ or RQ, of size bytes.  For a user object
+ * (udata) also the mmap entry its creator maps it through, whose offset
+ * and length go to *key and *mmap_len of the udata reply.  Nothing is
+ * left on failure; swiwarp_ring_destroy() undoes it.
+ */
+int swiwarp_ring_create(struct ib_udata *udata, size_t size,
+			struct swiwarp_ring **ring,
+			struct rdma_user_mmap_entry **entry, u64 *key,
+			u64 *mmap_len)
+{
+	struct ib_ucontext *uctx;
+	int rv;
+
+	*ring = swiwarp_ring_alloc(size, !!udata);
+	if (!*ring)
+		return -ENOMEM;
+	if (!udata)
+		return 0;
+	uctx = &rdma_udata_to_drv_context(udata, struct swiwarp_ucontext,
+					  base)->base;
+	rv = swiwarp_ring_mmap_entry(uctx, *ring, size, entry, key);
+	if (rv) {
+		swiwarp_ring_put(*ring);
+		*ring = NULL;
+		return rv;
+	}
+	*mmap_len = PAGE_ALIGN(size);
+	return 0;
+}
+
+/*
+ * Undo swiwarp_ring_create() (ring may be NULL).  Removing the entry
+ * stops new mappings; existing ones keep their own ring references.
+ */
+void swiwarp_ring_destroy(struct swiwarp_ring **ring,
+			  struct rdma_user_mmap_entry **entry)
+{
+	if (*entry)
+		rdma_user_mmap_entry_remove(*entry);
+	*entry = NULL;
+	swiwarp_ring_put(*ring);
+	*ring = NULL;
 }
 
 int swiwarp_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
@@ -552,16 +597,8 @@ static enum ib_qp_state swiwarp_state_to_ib(enum swiwarp_qp_state s)
 
 static void swiwarp_qp_free_queues(struct swiwarp_qp *qp)
 {
-	if (qp->sq_entry)
-		rdma_user_mmap_entry_remove(qp->sq_entry);
-	if (qp->rq_entry)
-		rdma_user_mmap_entry_remove(qp->rq_entry);
-	qp->sq_entry = NULL;
-	qp->rq_entry = NULL;
-	swiwarp_ring_put(qp->sq_ring);
-	swiwarp_ring_put(qp->rq_ring);
-	qp->sq_ring = NULL;
-	qp->rq_ring = NULL;
+	swiwarp_ring_destroy(&qp->sq_ring, &qp->sq_entry);
+	swiwarp_ring_destroy(&qp->rq_ring, &qp->rq_entry);
 	qp->sendq = NULL;
 	qp->recvq = NULL;
 }
@@ -572,7 +609,6 @@ int swiwarp_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	struct swiwarp_dev *sdev = to_sdev(ibqp->device);
 	struct swiwarp_qp *qp = to_sqp(ibqp);
 	struct swiwarp_uresp_create_qp uresp = {};
-	struct ib_ucontext *uctx = NULL;
 	size_t sq_size, rq_size = 0;
 	u32 id;
 	int rv;
@@ -591,13 +627,9 @@ int swiwarp_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		return -EINVAL;
 	if (!attr->srq && !attr->cap.max_recv_wr && !udata)
 		attr->cap.max_recv_wr = 1;
-	if (udata) {
-		if (udata->inlen &&
-		    !ib_is_udata_cleared(udata, 0, udata->inlen))
-			return -EINVAL;
-		uctx = &rdma_udata_to_drv_context(udata, struct swiwarp_ucontext,
-						  base)->base;
-	}
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
 	if (atomic_inc_return(&sdev->num_qp) > SWIWARP_MAX_QP) {
 		rv = -ENOMEM;
 		goto err_cnt;
@@ -625,22 +657,22 @@ int swiwarp_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	qp->num_sqe = roundup_pow_of_two(max(attr->cap.max_send_wr, 1U));
 	sq_size = qp->num_sqe * sizeof(struct swiwarp_sqe) +
 		sizeof(struct swiwarp_sq_ctrl);
-	qp->sq_ring = swiwarp_ring_alloc(sq_size, !!udata);
-	if (!qp->sq_ring) {
-		rv = -ENOMEM;
+	rv = swiwarp_ring_create(udata, sq_size, &qp->sq_ring, &qp->sq_entry,
+				 &uresp.sq_key, &uresp.sq_mmap_len);
+	if (rv)
 		goto err_cnt;
-	}
 	qp->sendq = qp->sq_ring->addr;
 	qp->sq_ctrl = (struct swiwarp_sq_ctrl *)&qp->sendq[qp->num_sqe];
+	uresp.rq_key = SWIWARP_INVALID_MMAP_KEY;
 	if (!qp->srq) {
 		qp->num_rqe = roundup_pow_of_two(max(attr->cap.max_recv_wr,
 						     1U));
 		rq_size = qp->num_rqe * sizeof(struct swiwarp_rqe);
-		qp->rq_ring = swiwarp_ring_alloc(rq_size, !!udata);
-		if (!qp->rq_ring) {
-			rv = -ENOMEM;
+		rv = swiwarp_ring_create(udata, rq_size, &qp->rq_ring,
+					 &qp->rq_entry, &uresp.rq_key,
+					 &uresp.rq_mmap_len);
+		if (rv)
 			goto err_queues;
-		}
 		qp->recvq = qp->rq_ring->addr;
 	}
 
@@ -666,20 +698,6 @@ int swiwarp_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		uresp.num_sqe = qp->num_sqe;
 		uresp.num_rqe = qp->num_rqe;
 		uresp.max_inline = qp->max_inline;
-		uresp.sq_mmap_len = PAGE_ALIGN(sq_size);
-		rv = swiwarp_ring_mmap_entry(uctx, qp->sq_ring, sq_size,
-					     &qp->sq_entry, &uresp.sq_key);
-		if (rv)
-			goto err_xa;
-		uresp.rq_key = SWIWARP_INVALID_MMAP_KEY;
-		if (qp->recvq) {
-			uresp.rq_mmap_len = PAGE_ALIGN(rq_size);
-			rv = swiwarp_ring_mmap_entry(uctx, qp->rq_ring, rq_size,
-						     &qp->rq_entry,
-						     &uresp.rq_key);
-			if (rv)
-				goto err_xa;
-		}
 		rv = ib_copy_to_udata(udata, &uresp,
 				      min(sizeof(uresp), udata->outlen));
 		if (rv)
@@ -1104,39 +1122,25 @@ int swiwarp_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
 	srq->user = !!udata;
 	srq->id = atomic_inc_return(&swiwarp_obj_ids);
 	size = srq->num_rqe * sizeof(struct swiwarp_rqe);
-	srq->ring = swiwarp_ring_alloc(size, !!udata);
-	if (!srq->ring) {
-		rv = -ENOMEM;
+	rv = swiwarp_ring_create(udata, size, &srq->ring, &srq->entry,
+				 &uresp.srq_key, &uresp.srq_mmap_len);
+	if (rv)
 		goto err_cnt;
-	}
 	srq->queue = srq->ring->addr;
 	if (udata) {
-		struct ib_ucontext *uctx =
-			&rdma_udata_to_drv_context(udata,
-						   struct swiwarp_ucontext,
-						   base)->base;
-
 		uresp.srq_id = srq->id;
 		uresp.num_rqe = srq->num_rqe;
-		uresp.srq_mmap_len = PAGE_ALIGN(size);
-		rv = swiwarp_ring_mmap_entry(uctx, srq->ring, size,
-					     &srq->entry, &uresp.srq_key);
-		if (rv)
-			goto err_free;
 		rv = ib_copy_to_udata(udata, &uresp,
 				      min(sizeof(uresp), udata->outlen));
 		if (rv)
-			goto err_entry;
+			goto err_ring;
 	}
 	attr->attr.max_wr = srq->num_rqe;
 	attr->attr.max_sge = SWIWARP_MAX_SGE;
 	return 0;
 
-err_entry:
-	rdma_user_mmap_entry_remove(srq->entry);
-	srq->entry = NULL;
-err_free:
-	swiwarp_ring_put(srq->ring);
+err_ring:
+	swiwarp_ring_destroy(&srq->ring, &srq->entry);
 err_cnt:
 	atomic_dec(&sdev->num_srq);
 	return rv;
@@ -1174,9 +1178,7 @@ int swiwarp_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
 	struct swiwarp_srq *srq = to_ssrq(ibsrq);
 
-	if (srq->entry)
-		rdma_user_mmap_entry_remove(srq->entry);
-	swiwarp_ring_put(srq->ring);
+	swiwarp_ring_destroy(&srq->ring, &srq->entry);
 	atomic_dec(&to_sdev(ibsrq->device)->num_srq);
 	return 0;
 }
