@@ -45,6 +45,8 @@ const char *usage_text =
         "  bench NAME [--appenders K] [--chunk B] [--bytes B] [--create-owner N]\n"
         "  write NAME OFFSET --data STR | read NAME OFFSET LEN\n"
         "  probe-restart NAME --owner N --wait-file F\n"
+        "  mesh --go-file F --stop-file F [--segment-size B] [--segments K] [--wait-ms MS]\n"
+        "         append to every other node's buffer, hold the connections until F\n"
         "--spec defaults to $DPI_CLUSTER, --id to $DPI_NODE_ID (unset: anonymous client).\n"
         "With neither, under mpirun: the cluster and --id (= rank) from PMIx (Documentation/dpi.md).\n";
 
@@ -581,6 +583,114 @@ int cmd_probe_restart(const Args &a)
 	return rc;
 }
 
+// An idle all-to-all mesh for measuring what connections cost
+// (tests/dpi/scale-guest.sh, Documentation/flows.md "Running at 100+
+// nodes").  Node I owns buffer mesh.I; once --go-file exists it appends one
+// record to every other node's buffer, which makes one outgoing connection
+// per peer, and reads one record from every peer, which proves the peer's
+// connection to it exists too.  It then holds everything until --stop-file
+// exists, so that the memory of N-1 connections each way can be read from
+// outside.  Small segments by default, so that the rings and staging blocks
+// (per source, not per connection) stay small next to the connections.
+int cmd_mesh(const Args &a)
+{
+	if (a.pos.size() != 1 || !a.has("go-file") || !a.has("stop-file"))
+		throw dpi::Error(dpi::Errc::invalid_argument,
+		                 "usage: dpi --id N mesh --go-file F --stop-file F [--segment-size B] [--segments K]");
+	auto node = start(a);
+	const int me = node->id();
+	if (me < 0)
+		throw dpi::Error(dpi::Errc::invalid_argument, "mesh needs a node id (--id)");
+	std::vector<int> peers;
+	for (const auto &n : node->spec().nodes())
+		if (n.id != me)
+			peers.push_back(n.id);
+	const auto wait = std::chrono::milliseconds(a.num("wait-ms", 600000));
+	auto wait_file = [&](const std::string &f) {
+		auto end = Clock::now() + wait;
+		while (access(f.c_str(), F_OK) != 0) {
+			if (Clock::now() > end)
+				throw dpi::Error(dpi::Errc::timeout, "mesh: " + f + " did not appear");
+			std::this_thread::sleep_for(100ms);
+		}
+	};
+	std::cerr << "dpi: mesh: node " << me << " up, pid " << getpid() << ", " << peers.size() << " peers"
+	          << std::endl;
+	wait_file(a.get("go-file"));
+
+	auto t0 = Clock::now();
+	dpi::BufferOptions o;
+	o.segment_size = static_cast<size_t>(a.num("segment-size", 4096));
+	o.segments = static_cast<uint32_t>(a.num("segments", 2));
+	const std::string mine = "mesh." + std::to_string(me);
+	node->create_buffer(mine, me, o);
+	auto cons = node->consumer(mine, wait);
+
+	std::vector<std::unique_ptr<dpi::Appender>> apps;
+	for (int p : peers) {
+		// the peer creates its buffer when it sees the go file too, so it
+		// may not be in the directory yet
+		auto end = Clock::now() + wait;
+		for (;;) {
+			try {
+				apps.push_back(node->appender("mesh." + std::to_string(p)));
+				break;
+			} catch (const dpi::Error &e) {
+				if (e.code() != dpi::Errc::unknown_buffer || Clock::now() > end)
+					throw;
+				std::this_thread::sleep_for(200ms);
+			}
+		}
+		std::string rec = "mesh from node " + std::to_string(me);
+		apps.back()->append(std::as_bytes(std::span(rec.data(), rec.size())));
+		apps.back()->flush();
+	}
+	auto t_out = Clock::now();
+
+	// one record from each peer, each naming the node that sent it
+	std::vector<bool> seen(peers.empty() ? 0
+	                                     : static_cast<size_t>(*std::max_element(peers.begin(), peers.end())) + 1);
+	size_t got = 0;
+	auto end = Clock::now() + wait;
+	while (got < peers.size()) {
+		if (Clock::now() > end)
+			throw dpi::Error(dpi::Errc::timeout, "mesh: " + std::to_string(got) + " of " +
+			                                             std::to_string(peers.size()) + " peers appended");
+		auto r = cons->next(1000ms);
+		if (!r)
+			continue;
+		std::string text(reinterpret_cast<const char *>(r->data.data()), r->data.size());
+		int from = r->source_node;
+		if (from < 0 || static_cast<size_t>(from) >= seen.size() || from == me ||
+		    seen[static_cast<size_t>(from)] || text != "mesh from node " + std::to_string(from))
+			throw dpi::Error(dpi::Errc::protocol,
+			                 "mesh: unexpected record '" + text + "' from node " + std::to_string(from));
+		seen[static_cast<size_t>(from)] = true;
+		++got;
+	}
+	auto ms = [](auto d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
+	std::cerr << "dpi: mesh: node " << me << " ready: out=" << apps.size() << " in=" << got
+	          << " out_ms=" << ms(t_out - t0) << " all_ms=" << ms(Clock::now() - t0) << std::endl;
+
+	wait_file(a.get("stop-file"));
+	for (auto &ap : apps)
+		ap->close();
+	apps.clear();
+	// Stop only once every peer closed its source here: a node that shut
+	// down earlier would fail the close of a peer that is slower to see
+	// the stop file.
+	end = Clock::now() + wait;
+	while (!cons->finished(peers.size())) {
+		if (Clock::now() > end)
+			throw dpi::Error(dpi::Errc::timeout, "mesh: peers did not close their sources");
+		(void)cons->next(200ms);
+	}
+	cons.reset();
+	node->shutdown();
+	std::cerr << "dpi: mesh: node " << me << " done" << std::endl;
+	return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -618,6 +728,8 @@ int main(int argc, char **argv)
 			return cmd_read(a);
 		if (cmd == "probe-restart")
 			return cmd_probe_restart(a);
+		if (cmd == "mesh")
+			return cmd_mesh(a);
 		std::cerr << "dpi: unknown command '" << cmd << "'\n" << usage_text;
 		return 2;
 	} catch (const dpi::Error &e) {
