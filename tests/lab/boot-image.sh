@@ -23,6 +23,10 @@ keep_bzimage() {
 }
 [ "${LAB_BZIMAGE:-0}" = 1 ] && keep_bzimage
 grep -qs '^CONFIG_PVH=y' "$config" || keep_bzimage
+# The debug kernel (KASAN, tools/debug-kernel.sh) was brought up through
+# the bzImage path, with boot options for exactly that (lab: no5lvl,
+# pci=noacpi); it keeps that path until a PVH boot of it has been shown.
+grep -qs '^CONFIG_KASAN=y' "$config" && keep_bzimage
 # The compressed kernel is the payload of the bzImage; it starts at the
 # first occurrence of its format's magic.
 if grep -q '^CONFIG_KERNEL_XZ=y' "$config"; then
@@ -34,7 +38,9 @@ elif grep -q '^CONFIG_KERNEL_GZIP=y' "$config"; then
 else
 	keep_bzimage
 fi
-command -v "${decompress[0]}" >/dev/null && command -v readelf >/dev/null || keep_bzimage
+for tool in "${decompress[0]}" readelf; do
+	command -v "$tool" >/dev/null || keep_bzimage
+done
 
 dir=${BUILD:?}/lab/vmlinux
 # Named by the image's size and time: a reinstalled kernel gets a new one.
