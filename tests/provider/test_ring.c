@@ -523,6 +523,288 @@ TEST(sq_inline)
 	CHECK(swr_sq_post(&f.sq, &w, &bad, &n) == EINVAL);
 }
 
+/* ---------------------------------------------------------------------
+ * The ibv_wr_* batch (struct ibv_qp_ex): swr_sq_wr_*.
+ */
+static void fake_sq_wr_init(struct fake_sq *f, uint32_t num, uint32_t max_sge,
+			    uint32_t max_inline)
+{
+	fake_sq_init(f, num, max_sge, max_inline, false);
+	f->sq.staged = track(calloc(num, sizeof(*f->sq.staged)));
+	f->sq.send_ops = SWR_SEND_OPS;
+}
+
+/* A builder call as the provider's wr_* ops make it. */
+static void wr_build(struct fake_sq *f, enum ibv_wr_opcode op, uint64_t id,
+		     unsigned int flags)
+{
+	struct ibv_send_wr w = send_wr(id, op, NULL, 0, flags);
+
+	w.wr.rdma.rkey = 0x31;
+	w.wr.rdma.remote_addr = 0x4000 + id;
+	swr_sq_wr_build(&f->sq, &w);
+}
+
+static bool no_slot_valid(const struct fake_sq *f)
+{
+	for (uint32_t i = 0; i < f->sq.num; i++)
+		if (f->sq.ring[i].flags)
+			return false;
+	return true;
+}
+
+/* Nothing is visible before wr_complete, then all of it, in order. */
+TEST(wr_publish)
+{
+	struct fake_sq f;
+	struct ibv_sge sge[2] = {{0x1000, 10, 0x11}, {0x2000, 20, 0x22}};
+	struct swiwarp_sqe k;
+	unsigned int n;
+
+	fake_sq_wr_init(&f, 8, 3, 16);
+	swr_sq_wr_start(&f.sq);
+	wr_build(&f, IBV_WR_SEND, 1, IBV_SEND_SIGNALED);
+	swr_sq_wr_sge_list(&f.sq, sge, 2);
+	wr_build(&f, IBV_WR_RDMA_WRITE, 2, IBV_SEND_FENCE);
+	swr_sq_wr_sge_list(&f.sq, &sge[1], 1);
+	wr_build(&f, IBV_WR_RDMA_READ, 3, 0);
+	swr_sq_wr_sge_list(&f.sq, sge, 1);
+	/* built, not published: the kernel sees nothing yet */
+	CHECK(no_slot_valid(&f));
+	CHECK(!kernel_take_sqe(&f, &k));
+	CHECK(f.sq.prod == 0);
+	CHECK(swr_sq_wr_complete(&f.sq, &n) == 0 && n == 3);
+	CHECK(f.sq.prod == 3);
+	CHECK(kernel_take_sqe(&f, &k) && k.id == 1);
+	CHECK(k.opcode == SWIWARP_OP_SEND && k.num_sge == 2);
+	CHECK(k.flags == (SWIWARP_WQE_VALID | SWIWARP_WQE_SIGNALED));
+	CHECK(k.sge[1].addr == 0x2000 && k.sge[1].lkey == 0x22);
+	CHECK(kernel_take_sqe(&f, &k) && k.id == 2);
+	CHECK(k.opcode == SWIWARP_OP_WRITE && k.rkey == 0x31 &&
+	      k.raddr == 0x4002 && k.num_sge == 1 && k.sge[0].addr == 0x2000);
+	CHECK(k.flags == (SWIWARP_WQE_VALID | SWIWARP_WQE_FENCE));
+	CHECK(kernel_take_sqe(&f, &k) && k.id == 3);
+	CHECK(k.opcode == SWIWARP_OP_READ && k.raddr == 0x4003);
+	CHECK(!kernel_take_sqe(&f, &k));
+	/* an empty batch posts nothing and succeeds */
+	swr_sq_wr_start(&f.sq);
+	CHECK(swr_sq_wr_complete(&f.sq, &n) == 0 && n == 0);
+	CHECK(f.sq.prod == 3);
+}
+
+/* wr_abort drops the batch; the next one reuses the same slots. */
+TEST(wr_abort)
+{
+	struct fake_sq f;
+	struct swiwarp_sqe k;
+	unsigned int n;
+
+	fake_sq_wr_init(&f, 4, 1, 0);
+	swr_sq_wr_start(&f.sq);
+	wr_build(&f, IBV_WR_SEND, 10, 0);
+	wr_build(&f, IBV_WR_SEND, 11, 0);
+	swr_sq_wr_abort(&f.sq);
+	CHECK(no_slot_valid(&f) && f.sq.prod == 0);
+	CHECK(!kernel_take_sqe(&f, &k));
+	swr_sq_wr_start(&f.sq);
+	wr_build(&f, IBV_WR_SEND, 12, 0);
+	CHECK(swr_sq_wr_complete(&f.sq, &n) == 0 && n == 1);
+	CHECK(f.sq.ring[0].flags & SWIWARP_WQE_VALID); /* slot 0 again */
+	CHECK(kernel_take_sqe(&f, &k) && k.id == 12);
+	CHECK(!kernel_take_sqe(&f, &k));
+}
+
+/* Any error: wr_complete returns the first one, nothing of the batch
+ * is posted, and the QP goes on as before. */
+static void wr_expect_fail(struct fake_sq *f, int err)
+{
+	struct swiwarp_sqe k;
+	uint32_t prod = f->sq.prod;
+	unsigned int n = 99;
+
+	CHECK(swr_sq_wr_complete(&f->sq, &n) == err && n == 0);
+	CHECK(f->sq.prod == prod && no_slot_valid(f));
+	CHECK(!kernel_take_sqe(f, &k));
+}
+
+TEST(wr_errors)
+{
+	struct fake_sq f;
+	struct ibv_sge sge[4] = {{0}};
+	static const char text[] = "0123456789abcdefX";
+	struct ibv_data_buf buf[2] = {{(void *)text, 10}, {(void *)text, 7}};
+	struct swiwarp_sqe k;
+	unsigned int n;
+
+	fake_sq_wr_init(&f, 8, 3, 16);
+	/* too many SGEs after a good WR: the good one is not posted */
+	swr_sq_wr_start(&f.sq);
+	wr_build(&f, IBV_WR_SEND, 1, 0);
+	wr_build(&f, IBV_WR_SEND, 2, 0);
+	swr_sq_wr_sge_list(&f.sq, sge, 4);
+	wr_expect_fail(&f, EINVAL);
+	/* inline longer than the QP's max_inline (16) */
+	swr_sq_wr_start(&f.sq);
+	wr_build(&f, IBV_WR_SEND, 3, 0);
+	swr_sq_wr_inline_list(&f.sq, buf, 2);
+	wr_expect_fail(&f, EINVAL);
+	/* a setter before any builder */
+	swr_sq_wr_start(&f.sq);
+	swr_sq_wr_sge_list(&f.sq, sge, 1);
+	wr_build(&f, IBV_WR_SEND, 4, 0);
+	wr_expect_fail(&f, EINVAL);
+	/* an opcode the QP was not created for */
+	f.sq.send_ops = IBV_QP_EX_WITH_SEND;
+	swr_sq_wr_start(&f.sq);
+	wr_build(&f, IBV_WR_SEND, 5, 0);
+	wr_build(&f, IBV_WR_RDMA_WRITE, 6, 0);
+	wr_expect_fail(&f, EINVAL);
+	f.sq.send_ops = SWR_SEND_OPS;
+	/* an unsupported send flag */
+	swr_sq_wr_start(&f.sq);
+	wr_build(&f, IBV_WR_SEND, 7, IBV_SEND_IP_CSUM);
+	wr_expect_fail(&f, EINVAL);
+	/* READ: one SGE at most, and not inline */
+	swr_sq_wr_start(&f.sq);
+	wr_build(&f, IBV_WR_RDMA_READ, 8, 0);
+	swr_sq_wr_sge_list(&f.sq, sge, 2);
+	wr_expect_fail(&f, EINVAL);
+	swr_sq_wr_start(&f.sq);
+	wr_build(&f, IBV_WR_RDMA_READ, 9, 0);
+	swr_sq_wr_inline_list(&f.sq, buf, 1);
+	wr_expect_fail(&f, EINVAL);
+	/* RFC 7306 operations toward a peer without it */
+	swr_sq_wr_start(&f.sq);
+	wr_build(&f, IBV_WR_SEND, 10, 0);
+	wr_build(&f, IBV_WR_RDMA_WRITE_WITH_IMM, 11, 0);
+	wr_build(&f, IBV_WR_SEND, 12, IBV_SEND_IP_CSUM); /* first error wins */
+	wr_expect_fail(&f, EOPNOTSUPP);
+	swr_sq_wr_start(&f.sq);
+	wr_build(&f, IBV_WR_ATOMIC_FETCH_AND_ADD, 13, 0);
+	swr_sq_wr_sge_list(&f.sq, sge, 1);
+	wr_expect_fail(&f, EOPNOTSUPP);
+	/* an atomic needs its one sink SGE, set or not */
+	f.sq.ctrl->peer_caps = SWIWARP_PEER_RFC7306;
+	swr_sq_wr_start(&f.sq);
+	wr_build(&f, IBV_WR_ATOMIC_CMP_AND_SWP, 14, 0);
+	wr_expect_fail(&f, EINVAL);
+	/* what the provider's stubs report (LOCAL_INV, BIND_MW, ...) */
+	swr_sq_wr_start(&f.sq);
+	wr_build(&f, IBV_WR_SEND, 15, 0);
+	swr_sq_wr_fail(&f.sq, EOPNOTSUPP);
+	wr_expect_fail(&f, EOPNOTSUPP);
+	/* after all that the QP still posts, into slot 0 */
+	swr_sq_wr_start(&f.sq);
+	wr_build(&f, IBV_WR_SEND, 16, 0);
+	swr_sq_wr_inline_list(&f.sq, buf, 1);
+	CHECK(swr_sq_wr_complete(&f.sq, &n) == 0 && n == 1);
+	CHECK(kernel_take_sqe(&f, &k) && k.id == 16);
+	CHECK(k.flags == (SWIWARP_WQE_VALID | SWIWARP_WQE_INLINE));
+	CHECK(k.inline_len == 10 && !memcmp(k.inline_data, text, 10));
+}
+
+/* A batch never wraps onto itself nor onto slots the kernel holds. */
+TEST(wr_full)
+{
+	struct fake_sq f;
+	struct swiwarp_sqe k;
+	unsigned int n, i;
+
+	fake_sq_wr_init(&f, 4, 1, 0);
+	swr_sq_wr_start(&f.sq);
+	for (i = 0; i < 5; i++)
+		wr_build(&f, IBV_WR_SEND, 20 + i, 0);
+	wr_expect_fail(&f, ENOMEM);
+	swr_sq_wr_start(&f.sq);
+	for (i = 0; i < 4; i++)
+		wr_build(&f, IBV_WR_SEND, 30 + i, 0);
+	CHECK(swr_sq_wr_complete(&f.sq, &n) == 0 && n == 4);
+	/* the kernel has taken none: no room for one more */
+	swr_sq_wr_start(&f.sq);
+	wr_build(&f, IBV_WR_SEND, 40, 0);
+	CHECK(swr_sq_wr_complete(&f.sq, &n) == ENOMEM && n == 0);
+	/* it takes two: a batch of two fits, wrapping around */
+	CHECK(kernel_take_sqe(&f, &k) && k.id == 30);
+	CHECK(kernel_take_sqe(&f, &k) && k.id == 31);
+	swr_sq_wr_start(&f.sq);
+	wr_build(&f, IBV_WR_SEND, 41, 0);
+	wr_build(&f, IBV_WR_SEND, 42, 0);
+	CHECK(swr_sq_wr_complete(&f.sq, &n) == 0 && n == 2);
+	for (i = 32; i < 34; i++)
+		CHECK(kernel_take_sqe(&f, &k) && k.id == i);
+	CHECK(kernel_take_sqe(&f, &k) && k.id == 41);
+	CHECK(kernel_take_sqe(&f, &k) && k.id == 42);
+	CHECK(!kernel_take_sqe(&f, &k));
+}
+
+/* The same request through either API gives the same SQE. */
+TEST(wr_same_sqe)
+{
+	struct fake_sq f;
+	struct ibv_sge sge = {0x2000, 8, 0x66};
+	struct ibv_sge isge = {0, 5, 0};
+	static const char msg[] = "hello";
+	struct ibv_data_buf ibuf = {(void *)msg, 5};
+	struct ibv_send_wr w, *bad;
+	struct swiwarp_sqe a, b;
+	unsigned int n, i;
+	static const enum ibv_wr_opcode ops[] = {
+		IBV_WR_SEND,
+		IBV_WR_SEND_WITH_IMM,
+		IBV_WR_SEND_WITH_INV,
+		IBV_WR_RDMA_WRITE,
+		IBV_WR_RDMA_WRITE_WITH_IMM,
+		IBV_WR_RDMA_READ,
+		IBV_WR_ATOMIC_CMP_AND_SWP,
+		IBV_WR_ATOMIC_FETCH_AND_ADD,
+	};
+
+	isge.addr = (uintptr_t)msg;
+	fake_sq_wr_init(&f, 4, 2, 32);
+	f.sq.ctrl->peer_caps = SWIWARP_PEER_RFC7306;
+	for (i = 0; i < 2 * sizeof(ops) / sizeof(*ops); i++) {
+		enum ibv_wr_opcode op = ops[i / 2];
+		bool inl = (i & 1) && op != IBV_WR_RDMA_READ &&
+			   op != IBV_WR_ATOMIC_CMP_AND_SWP &&
+			   op != IBV_WR_ATOMIC_FETCH_AND_ADD;
+
+		w = send_wr(100 + i, op, inl ? &isge : &sge, 1,
+			    IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |
+				    (inl ? IBV_SEND_INLINE : 0));
+		if (op == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		    op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			w.wr.atomic.rkey = 0x77;
+			w.wr.atomic.remote_addr = 0x8000;
+			w.wr.atomic.compare_add = 0x1234;
+			w.wr.atomic.swap = 0x5678;
+		} else {
+			w.wr.rdma.rkey = 0x77;
+			w.wr.rdma.remote_addr = 0x8000;
+		}
+		w.imm_data = htobe32(0xabcd0000 + i);
+		w.invalidate_rkey = 0x99;
+		CHECK(swr_sq_post(&f.sq, &w, &bad, &n) == 0 && n == 1);
+		CHECK(kernel_take_sqe(&f, &a));
+		swr_sq_wr_start(&f.sq);
+		swr_sq_wr_build(&f.sq, &w); /* sg_list is not read here */
+		if (inl)
+			swr_sq_wr_inline_list(&f.sq, &ibuf, 1);
+		else
+			swr_sq_wr_sge_list(&f.sq, &sge, 1);
+		CHECK(swr_sq_wr_complete(&f.sq, &n) == 0 && n == 1);
+		CHECK(kernel_take_sqe(&f, &b));
+		/* fields up to the data, then the data the WQE carries */
+		CHECK(!memcmp(&a, &b, offsetof(struct swiwarp_sqe, sge)));
+		if (inl)
+			CHECK(!memcmp(a.inline_data, b.inline_data, 5));
+		else if (op == IBV_WR_ATOMIC_CMP_AND_SWP ||
+			 op == IBV_WR_ATOMIC_FETCH_AND_ADD)
+			CHECK(!memcmp(&a.atomic, &b.atomic, sizeof(a.atomic)));
+		else
+			CHECK(!memcmp(a.sge, b.sge, sizeof(a.sge[0])));
+	}
+}
+
 TEST(doorbell_decision)
 {
 	struct fake_sq f;
@@ -877,7 +1159,9 @@ static const struct {
 	T(sq_bad_input), T(sq_write_imm),      T(sq_atomic),
 	T(sq_inline),	 T(doorbell_decision), T(doorbell_race),
 	T(rq_post),	 T(cq_poll),	       T(cq_status),
-	T(cq_notify),	 T(opcode_map),
+	T(cq_notify),	 T(opcode_map),	       T(wr_publish),
+	T(wr_abort),	 T(wr_errors),	       T(wr_full),
+	T(wr_same_sqe),
 #undef T
 };
 

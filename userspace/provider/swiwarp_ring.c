@@ -64,40 +64,20 @@ int swr_wr_opcode(enum ibv_wr_opcode op)
 	}
 }
 
-/* Copy the gathered payload of wr into the SQE's inline area. */
-static int fill_inline(struct swiwarp_sqe *sqe, const struct ibv_send_wr *wr,
-		       uint32_t max_inline)
-{
-	uint64_t total = 0;
-	int i;
-
-	for (i = 0; i < wr->num_sge; i++) {
-		total += wr->sg_list[i].length;
-		if (total > max_inline || total > SWIWARP_MAX_INLINE)
-			return EINVAL;
-	}
-	total = 0;
-	for (i = 0; i < wr->num_sge; i++) {
-		uint32_t len = wr->sg_list[i].length;
-
-		if (len)
-			memcpy(sqe->inline_data + total,
-			       (const void *)(uintptr_t)wr->sg_list[i].addr,
-			       len);
-		total += len;
-	}
-	sqe->inline_len = (uint32_t)total;
-	sqe->num_sge = 0;
-	return 0;
-}
-
-/* Validate wr and write it into sqe, except the flags word. */
-static int build_sqe(const struct swr_sq *sq, struct swiwarp_sqe *sqe,
-		     const struct ibv_send_wr *wr, uint16_t *flags_out)
+/*
+ * The WQE encoders.  Both ways of posting (ibv_post_send's chains and the
+ * ibv_wr_* calls of struct ibv_qp_ex) build an SQE from the same three
+ * steps, so the two APIs cannot disagree on what the ring receives:
+ *   sqe_encode_hdr()   opcode, wr_id and the opcode's own fields;
+ *   sqe_encode_sges() or sqe_encode_inline() (once per buffer): the data;
+ *   sqe_encode_flags() the per-opcode data rules, then the flags word.
+ * Each returns 0 or an errno; the slot is written but never published on
+ * error, so whatever was left in it is harmless.
+ */
+static int sqe_encode_hdr(const struct swr_sq *sq, struct swiwarp_sqe *sqe,
+			  const struct ibv_send_wr *wr)
 {
 	int op = swr_wr_opcode(wr->opcode);
-	uint16_t flags = SWIWARP_WQE_VALID;
-	int ret;
 
 	/*
 	 * Immediate Data (Write or Send with Immediate; RFC 7306 has no
@@ -112,26 +92,6 @@ static int build_sqe(const struct swr_sq *sq, struct swiwarp_sqe *sqe,
 		return EOPNOTSUPP;
 	if (op < 0)
 		return EINVAL;
-	if (wr->send_flags & ~(unsigned int)SWR_SEND_FLAGS)
-		return EINVAL;
-	if (wr->num_sge < 0 || (wr->num_sge > 0 && !wr->sg_list))
-		return EINVAL;
-	if (op == SWIWARP_OP_READ &&
-	    (wr->num_sge > 1 || (wr->send_flags & IBV_SEND_INLINE)))
-		return EINVAL;
-	/* Atomics: exactly one sink SGE for the original value, no inline. */
-	if ((op == SWIWARP_OP_ATOMIC_CS || op == SWIWARP_OP_ATOMIC_FA) &&
-	    (wr->num_sge != 1 || (wr->send_flags & IBV_SEND_INLINE)))
-		return EINVAL;
-
-	if ((wr->send_flags & IBV_SEND_SIGNALED) || sq->sig_all)
-		flags |= SWIWARP_WQE_SIGNALED;
-	if (wr->send_flags & IBV_SEND_FENCE)
-		flags |= SWIWARP_WQE_FENCE;
-	if ((wr->send_flags & IBV_SEND_SOLICITED) &&
-	    (op == SWIWARP_OP_SEND || op == SWIWARP_OP_SEND_INV ||
-	     op == SWIWARP_OP_WRITE_IMM || op == SWIWARP_OP_SEND_IMM))
-		flags |= SWIWARP_WQE_SOLICITED;
 
 	sqe->id = wr->wr_id;
 	sqe->opcode = (uint8_t)op;
@@ -139,6 +99,7 @@ static int build_sqe(const struct swr_sq *sq, struct swiwarp_sqe *sqe,
 	sqe->raddr = 0;
 	sqe->inv_stag = 0;
 	sqe->inline_len = 0;
+	sqe->num_sge = 0;
 
 	switch (op) {
 	case SWIWARP_OP_WRITE:
@@ -162,28 +123,114 @@ static int build_sqe(const struct swr_sq *sq, struct swiwarp_sqe *sqe,
 	case SWIWARP_OP_ATOMIC_FA:
 		sqe->rkey = wr->wr.atomic.rkey;
 		sqe->raddr = wr->wr.atomic.remote_addr;
-		/* after sge[0], which the SGE copy below fills */
+		/* after sge[0], which sqe_encode_sges() fills */
 		sqe->atomic.compare_add = wr->wr.atomic.compare_add;
 		sqe->atomic.swap = wr->wr.atomic.swap;
 		break;
 	}
+	return 0;
+}
 
-	if (wr->send_flags & IBV_SEND_INLINE) {
-		ret = fill_inline(sqe, wr, sq->max_inline);
-		if (ret)
-			return ret;
+/* Gather list: copied as is (swiwarp_sge mirrors ibv_sge). */
+static int sqe_encode_sges(const struct swr_sq *sq, struct swiwarp_sqe *sqe,
+			   const struct ibv_sge *sg_list, size_t num_sge)
+{
+	if (num_sge > sq->max_sge || num_sge > SWIWARP_MAX_SGE ||
+	    (num_sge && !sg_list))
+		return EINVAL;
+	if (num_sge)
+		memcpy(sqe->sge, sg_list, num_sge * sizeof(struct ibv_sge));
+	sqe->num_sge = (uint8_t)num_sge;
+	sqe->inline_len = 0;
+	return 0;
+}
+
+/*
+ * Inline data: append one buffer behind what the SQE already holds.  The
+ * sum is checked in 64 bits before anything is copied, so lengths that
+ * would wrap a 32-bit total cannot slip past the limits.  Call after
+ * sqe_encode_hdr(), which sets the opcode.
+ */
+static int sqe_encode_inline(const struct swr_sq *sq, struct swiwarp_sqe *sqe,
+			     const void *addr, uint64_t len)
+{
+	uint64_t total = (uint64_t)sqe->inline_len + len;
+
+	/* Not even read for opcodes that cannot carry it. */
+	if (sqe->opcode == SWIWARP_OP_READ ||
+	    sqe->opcode == SWIWARP_OP_ATOMIC_CS ||
+	    sqe->opcode == SWIWARP_OP_ATOMIC_FA)
+		return EINVAL;
+	if (total > sq->max_inline || total > SWIWARP_MAX_INLINE)
+		return EINVAL;
+	if (len)
+		memcpy(sqe->inline_data + sqe->inline_len, addr, (size_t)len);
+	sqe->inline_len = (uint32_t)total;
+	sqe->num_sge = 0;
+	return 0;
+}
+
+/*
+ * Check what only the whole WQE tells (send flags, the data an opcode
+ * allows) and compute its flags word.  IBV_SEND_INLINE in send_flags says
+ * the data went through sqe_encode_inline().
+ */
+static int sqe_encode_flags(const struct swr_sq *sq,
+			    const struct swiwarp_sqe *sqe,
+			    unsigned int send_flags, uint16_t *flags_out)
+{
+	uint8_t op = sqe->opcode;
+	uint16_t flags = SWIWARP_WQE_VALID;
+
+	if (send_flags & ~(unsigned int)SWR_SEND_FLAGS)
+		return EINVAL;
+	if (op == SWIWARP_OP_READ &&
+	    (sqe->num_sge > 1 || (send_flags & IBV_SEND_INLINE)))
+		return EINVAL;
+	/* Atomics: exactly one sink SGE for the original value, no inline. */
+	if ((op == SWIWARP_OP_ATOMIC_CS || op == SWIWARP_OP_ATOMIC_FA) &&
+	    (sqe->num_sge != 1 || (send_flags & IBV_SEND_INLINE)))
+		return EINVAL;
+
+	if ((send_flags & IBV_SEND_SIGNALED) || sq->sig_all)
+		flags |= SWIWARP_WQE_SIGNALED;
+	if (send_flags & IBV_SEND_FENCE)
+		flags |= SWIWARP_WQE_FENCE;
+	if ((send_flags & IBV_SEND_SOLICITED) &&
+	    (op == SWIWARP_OP_SEND || op == SWIWARP_OP_SEND_INV ||
+	     op == SWIWARP_OP_WRITE_IMM || op == SWIWARP_OP_SEND_IMM))
+		flags |= SWIWARP_WQE_SOLICITED;
+	if (send_flags & IBV_SEND_INLINE)
 		flags |= SWIWARP_WQE_INLINE;
-	} else {
-		if ((uint32_t)wr->num_sge > sq->max_sge ||
-		    wr->num_sge > SWIWARP_MAX_SGE)
-			return EINVAL;
-		if (wr->num_sge)
-			memcpy(sqe->sge, wr->sg_list,
-			       (size_t)wr->num_sge * sizeof(struct ibv_sge));
-		sqe->num_sge = (uint8_t)wr->num_sge;
-	}
 	*flags_out = flags;
 	return 0;
+}
+
+/* Validate wr and write it into sqe, except the flags word. */
+static int build_sqe(const struct swr_sq *sq, struct swiwarp_sqe *sqe,
+		     const struct ibv_send_wr *wr, uint16_t *flags_out)
+{
+	int ret;
+	int i;
+
+	ret = sqe_encode_hdr(sq, sqe, wr);
+	if (ret)
+		return ret;
+	if (wr->num_sge < 0 || (wr->num_sge > 0 && !wr->sg_list))
+		return EINVAL;
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		for (i = 0; i < wr->num_sge && !ret; i++)
+			ret = sqe_encode_inline(
+				sq, sqe,
+				(const void *)(uintptr_t)wr->sg_list[i].addr,
+				wr->sg_list[i].length);
+	} else {
+		ret = sqe_encode_sges(sq, sqe, wr->sg_list,
+				      (size_t)wr->num_sge);
+	}
+	if (ret)
+		return ret;
+	return sqe_encode_flags(sq, sqe, wr->send_flags, flags_out);
 }
 
 int swr_sq_post(struct swr_sq *sq, struct ibv_send_wr *wr,
@@ -212,6 +259,166 @@ int swr_sq_post(struct swr_sq *sq, struct ibv_send_wr *wr,
 	if (posted)
 		*posted = n;
 	return ret;
+}
+
+uint64_t swr_send_op_flag(enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_RDMA_WRITE:
+		return IBV_QP_EX_WITH_RDMA_WRITE;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+	case IBV_WR_SEND:
+		return IBV_QP_EX_WITH_SEND;
+	case IBV_WR_SEND_WITH_IMM:
+		return IBV_QP_EX_WITH_SEND_WITH_IMM;
+	case IBV_WR_RDMA_READ:
+		return IBV_QP_EX_WITH_RDMA_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+	case IBV_WR_SEND_WITH_INV:
+		return IBV_QP_EX_WITH_SEND_WITH_INV;
+	default:
+		return 0;
+	}
+}
+
+/* Only the first error of a batch counts; later calls do nothing. */
+void swr_sq_wr_fail(struct swr_sq *sq, int err)
+{
+	if (!sq->stage_err)
+		sq->stage_err = err;
+}
+
+static void wr_reset(struct swr_sq *sq)
+{
+	sq->stage_end = sq->prod;
+	sq->cur = NULL;
+	sq->cur_flags = 0;
+	sq->stage_err = 0;
+}
+
+/* The WQE under construction is complete: check it, keep its flags. */
+static void wr_finish_cur(struct swr_sq *sq)
+{
+	uint16_t flags;
+	int ret;
+
+	if (!sq->cur)
+		return;
+	ret = sqe_encode_flags(sq, sq->cur, sq->cur_flags, &flags);
+	if (ret) {
+		swr_sq_wr_fail(sq, ret);
+	} else {
+		sq->staged[sq->stage_end & (sq->num - 1)] = flags;
+		sq->stage_end++;
+	}
+	sq->cur = NULL;
+}
+
+void swr_sq_wr_start(struct swr_sq *sq)
+{
+	wr_reset(sq);
+}
+
+void swr_sq_wr_build(struct swr_sq *sq, const struct ibv_send_wr *wr)
+{
+	struct swiwarp_sqe *sqe;
+	int ret;
+
+	wr_finish_cur(sq);
+	if (sq->stage_err)
+		return;
+	if (!(sq->send_ops & swr_send_op_flag(wr->opcode))) {
+		swr_sq_wr_fail(sq, EINVAL);
+		return;
+	}
+	/*
+	 * Staged slots are not VALID yet, so the VALID test alone would let
+	 * a batch longer than the ring wrap onto its own first WQE.
+	 */
+	sqe = &sq->ring[sq->stage_end & (sq->num - 1)];
+	if (sq->stage_end - sq->prod >= sq->num ||
+	    (load_acquire16(&sqe->flags) & SWIWARP_WQE_VALID)) {
+		swr_sq_wr_fail(sq, ENOMEM);
+		return;
+	}
+	ret = sqe_encode_hdr(sq, sqe, wr);
+	if (ret) {
+		swr_sq_wr_fail(sq, ret);
+		return;
+	}
+	sq->cur = sqe;
+	/* Inline is chosen by the data setter, as ibv_wr_post(3) has it. */
+	sq->cur_flags = wr->send_flags & ~(unsigned int)IBV_SEND_INLINE;
+}
+
+void swr_sq_wr_sge_list(struct swr_sq *sq, const struct ibv_sge *sg_list,
+			size_t num_sge)
+{
+	int ret;
+
+	if (sq->stage_err)
+		return;
+	if (!sq->cur) {
+		swr_sq_wr_fail(sq, EINVAL);
+		return;
+	}
+	ret = sqe_encode_sges(sq, sq->cur, sg_list, num_sge);
+	if (ret)
+		swr_sq_wr_fail(sq, ret);
+	sq->cur_flags &= ~(unsigned int)IBV_SEND_INLINE;
+}
+
+void swr_sq_wr_inline_list(struct swr_sq *sq, const struct ibv_data_buf *buf,
+			   size_t num_buf)
+{
+	size_t i;
+	int ret = 0;
+
+	if (sq->stage_err)
+		return;
+	if (!sq->cur || (num_buf && !buf)) {
+		swr_sq_wr_fail(sq, EINVAL);
+		return;
+	}
+	sq->cur->inline_len = 0; /* a second setter replaces the data */
+	for (i = 0; i < num_buf && !ret; i++)
+		ret = sqe_encode_inline(sq, sq->cur, buf[i].addr,
+					buf[i].length);
+	if (ret)
+		swr_sq_wr_fail(sq, ret);
+	sq->cur_flags |= IBV_SEND_INLINE;
+}
+
+int swr_sq_wr_complete(struct swr_sq *sq, unsigned int *posted)
+{
+	unsigned int n = 0;
+	int ret;
+
+	wr_finish_cur(sq);
+	ret = sq->stage_err;
+	if (!ret) {
+		/* In ring order, so the kernel may start on the first
+		 * while the later ones are still being published. */
+		for (; sq->prod != sq->stage_end; sq->prod++, n++) {
+			uint32_t slot = sq->prod & (sq->num - 1);
+
+			store_release16(&sq->ring[slot].flags,
+					sq->staged[slot]);
+		}
+	}
+	wr_reset(sq);
+	if (posted)
+		*posted = n;
+	return ret;
+}
+
+void swr_sq_wr_abort(struct swr_sq *sq)
+{
+	wr_reset(sq);
 }
 
 bool swr_sq_need_doorbell(const struct swr_sq *sq)
