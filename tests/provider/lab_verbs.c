@@ -12,8 +12,11 @@
  * `strace -f` can verify that no system call happens between them.  After
  * that, each of two post_send calls on the idle, unconnected QP must ring
  * the doorbell (one write() each); this section is bracketed by
- * sched_yield() pairs too.
+ * sched_yield() pairs too.  Then ibv_create_qp_ex(): the send_ops_flags
+ * swiwarp cannot do refused, and the ibv_wr_* API's errors on an
+ * unconnected QP.
  */
+#include <endian.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -268,6 +271,112 @@ int main(int argc, char **argv)
 		}
 		result(ibv_destroy_srq(srq) == 0, "destroy_srq", "errno %d",
 		       errno);
+	}
+
+	/* ---- ibv_create_qp_ex and the ibv_wr_* API (ibv_qp_ex) ---- */
+	{
+		static const uint64_t refused[] = {IBV_QP_EX_WITH_LOCAL_INV,
+						   IBV_QP_EX_WITH_BIND_MW,
+						   IBV_QP_EX_WITH_TSO};
+		struct ibv_qp_init_attr_ex xa;
+		struct ibv_qp_ex *qpx;
+		struct ibv_qp *xqp;
+		char what[64];
+
+		for (i = 0; i < 3; i++) {
+			memset(&xa, 0, sizeof(xa));
+			xa.send_cq = cq;
+			xa.recv_cq = cq;
+			xa.qp_type = IBV_QPT_RC;
+			xa.cap.max_send_wr = xa.cap.max_recv_wr = 4;
+			xa.cap.max_send_sge = xa.cap.max_recv_sge = 1;
+			xa.comp_mask = IBV_QP_INIT_ATTR_PD |
+				       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+			xa.pd = pd;
+			xa.send_ops_flags = IBV_QP_EX_WITH_SEND | refused[i];
+			errno = 0;
+			xqp = ibv_create_qp_ex(ctx, &xa);
+			snprintf(what, sizeof(what),
+				 "create_qp_ex_refuses_%#llx",
+				 (unsigned long long)refused[i]);
+			result(xqp == NULL && errno == EOPNOTSUPP, what,
+			       "qp %p errno %d", (void *)xqp, errno);
+		}
+		/* without send_ops_flags: a QP, but no ibv_qp_ex */
+		xa.comp_mask = IBV_QP_INIT_ATTR_PD;
+		xqp = ibv_create_qp_ex(ctx, &xa);
+		result(xqp != NULL && ibv_qp_to_qp_ex(xqp) == NULL,
+		       "create_qp_ex_plain", "qp %p errno %d", (void *)xqp,
+		       errno);
+		if (xqp)
+			ibv_destroy_qp(xqp);
+
+		xa.comp_mask =
+			IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		xa.send_ops_flags = IBV_QP_EX_WITH_SEND |
+				    IBV_QP_EX_WITH_SEND_WITH_IMM |
+				    IBV_QP_EX_WITH_SEND_WITH_INV |
+				    IBV_QP_EX_WITH_RDMA_WRITE |
+				    IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+				    IBV_QP_EX_WITH_RDMA_READ |
+				    IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+				    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+		xa.cap.max_send_sge = 2;
+		xa.cap.max_inline_data = 64;
+		xqp = ibv_create_qp_ex(ctx, &xa);
+		qpx = xqp ? ibv_qp_to_qp_ex(xqp) : NULL;
+		result(qpx != NULL && xa.cap.max_inline_data >= 64,
+		       "create_qp_ex_wr_api", "qp %p errno %d inline %u",
+		       (void *)xqp, errno, xa.cap.max_inline_data);
+		if (qpx) {
+			memset(&qa, 0, sizeof(qa));
+			qa.qp_state = IBV_QPS_INIT;
+			qa.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+			ibv_modify_qp(xqp, &qa,
+				      IBV_QP_STATE | IBV_QP_ACCESS_FLAGS);
+			/* a batch of an SGE Send and an inline Send */
+			ibv_wr_start(qpx);
+			qpx->wr_id = 1;
+			qpx->wr_flags = IBV_SEND_SIGNALED;
+			ibv_wr_send(qpx);
+			ibv_wr_set_sge(qpx, mr->lkey, (uintptr_t)buf, 32);
+			qpx->wr_id = 2;
+			ibv_wr_send(qpx);
+			ibv_wr_set_inline_data(qpx, buf, 16);
+			ret = ibv_wr_complete(qpx);
+			result(ret == 0, "wr_complete_sends", "ret %d", ret);
+			ibv_wr_start(qpx);
+			ibv_wr_send(qpx);
+			ibv_wr_abort(qpx);
+			/* not connected: no RFC 7306 peer */
+			ibv_wr_start(qpx);
+			ibv_wr_rdma_write_imm(qpx, mr->rkey, (uintptr_t)buf,
+					      htobe32(1));
+			ibv_wr_set_sge(qpx, mr->lkey, (uintptr_t)buf, 8);
+			ret = ibv_wr_complete(qpx);
+			result(ret == EOPNOTSUPP,
+			       "wr_complete_write_imm_no_peer", "ret %d", ret);
+			ibv_wr_start(qpx);
+			ibv_wr_send(qpx);
+			ibv_wr_set_sge_list(qpx, xa.cap.max_send_sge + 1, sgl);
+			ret = ibv_wr_complete(qpx);
+			result(ret == EINVAL, "wr_complete_too_many_sge",
+			       "ret %d", ret);
+			ibv_wr_start(qpx);
+			ibv_wr_send(qpx);
+			ibv_wr_set_inline_data(qpx, buf, 200);
+			ret = ibv_wr_complete(qpx);
+			result(ret == EINVAL, "wr_complete_inline_too_long",
+			       "ret %d", ret);
+			ibv_wr_start(qpx);
+			ibv_wr_local_inv(qpx, mr->rkey);
+			ret = ibv_wr_complete(qpx);
+			result(ret == EOPNOTSUPP, "wr_complete_local_inv",
+			       "ret %d", ret);
+		}
+		if (xqp)
+			result(ibv_destroy_qp(xqp) == 0, "destroy_qp_ex",
+			       "errno %d", errno);
 	}
 
 	result(ibv_destroy_qp(qp) == 0, "destroy_qp", "errno %d", errno);

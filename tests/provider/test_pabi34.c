@@ -8,6 +8,8 @@
  * that (a) each slot arrived in order in the private copy and nothing past
  * slot 75 was read, and (b) each op that has a public mirror landed in the
  * public field of the same name.  A wrong count or order fails here.
+ * Then ibv_qp_to_qp_ex() must agree with pabi34_qp on where comp_mask and
+ * its PABI34_QP_EX bit are.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -127,12 +129,32 @@ int main(void)
 	PUB(vctx->open_xrcd, open_xrcd);
 	PUB(vctx->close_xrcd, close_xrcd);
 
+	/*
+	 * ibv_qp_to_qp_ex() must find PABI34_QP_EX where pabi34_qp keeps
+	 * comp_mask, the bit create_qp_ex sets for the ibv_wr_* API.
+	 */
+	{
+		struct pabi34_qp vqp;
+
+		memset(&vqp, 0, sizeof(vqp));
+		CHECK(ibv_qp_to_qp_ex(&vqp.qp) == NULL,
+		      "ibv_qp_to_qp_ex without PABI34_QP_EX");
+		vqp.comp_mask = PABI34_QP_EX;
+		CHECK(ibv_qp_to_qp_ex(&vqp.qp) == &vqp.qp_ex,
+		      "ibv_qp_to_qp_ex ignores pabi34_qp.comp_mask");
+		vqp.comp_mask = PABI34_QP_XRCD;
+		CHECK(ibv_qp_to_qp_ex(&vqp.qp) == NULL,
+		      "ibv_qp_to_qp_ex takes PABI34_QP_XRCD for PABI34_QP_EX");
+	}
+
 	free(priv);
 	free(vctx);
 	if (failures) {
 		fprintf(stderr, "%d layout mismatches\n", failures);
 		return 1;
 	}
-	printf("verbs_set_ops agrees with pabi34.h on all %zu slots\n", nslots);
+	printf("verbs_set_ops agrees with pabi34.h on all %zu slots, "
+	       "ibv_qp_to_qp_ex on PABI34_QP_EX\n",
+	       nslots);
 	return 0;
 }

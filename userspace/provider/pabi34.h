@@ -109,6 +109,17 @@ struct pabi34_mr {
 
 /* Object wrappers the ibv_cmd_* helpers may write beyond the ibv_ object. */
 struct pabi34_xrcd;
+
+/*
+ * pabi34_qp.comp_mask bits.  ibv_qp_to_qp_ex() returns &qp_ex only with
+ * PABI34_QP_EX set; ibv_cmd_create_qp_ex() clears the mask, so the provider
+ * sets the bit after it.
+ */
+enum {
+	PABI34_QP_XRCD = 1 << 0,
+	PABI34_QP_EX = 1 << 1,
+};
+
 struct pabi34_qp {
 	union {
 		struct ibv_qp qp;
@@ -167,7 +178,8 @@ struct pabi34_context_ops {
 	pabi34_unused_op create_flow_action_esp;
 	struct ibv_qp *(*create_qp)(struct ibv_pd *pd,
 				    struct ibv_qp_init_attr *attr);
-	pabi34_unused_op create_qp_ex;
+	struct ibv_qp *(*create_qp_ex)(struct ibv_context *context,
+				       struct ibv_qp_init_attr_ex *attr);
 	pabi34_unused_op create_rwq_ind_table;
 	struct ibv_srq *(*create_srq)(struct ibv_pd *pd,
 				      struct ibv_srq_init_attr *attr);
@@ -311,6 +323,11 @@ int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
 		      struct ibv_qp_init_attr *attr,
 		      struct pabi34_cmd_create_qp *cmd, size_t cmd_size,
 		      struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
+int ibv_cmd_create_qp_ex(struct ibv_context *context, struct pabi34_qp *qp,
+			 struct ibv_qp_init_attr_ex *attr_ex,
+			 struct pabi34_cmd_create_qp *cmd, size_t cmd_size,
+			 struct ib_uverbs_create_qp_resp *resp,
+			 size_t resp_size);
 int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		      int attr_mask, struct pabi34_cmd_modify_qp *cmd,
 		      size_t cmd_size);
@@ -371,6 +388,12 @@ PABI34_PIN(sizeof(struct pabi34_mr) == sizeof(struct ibv_mr) + 8);
 
 PABI34_PIN(offsetof(struct pabi34_qp, qp) == 0);
 PABI34_PIN(offsetof(struct ibv_qp_ex, qp_base) == 0);
+/* ibv_qp_to_qp_ex() tests bit 1 of the u32 at 0x160 (libibverbs 44). */
+PABI34_PIN(sizeof(struct ibv_qp_ex) == 0x160);
+PABI34_PIN(offsetof(struct pabi34_qp, comp_mask) == 0x160);
+PABI34_PIN(sizeof(((struct pabi34_qp *)0)->comp_mask) == 4);
+PABI34_PIN(PABI34_QP_EX == 2);
+PABI34_PIN(offsetof(struct pabi34_qp, xrcd) == 0x168);
 PABI34_PIN(offsetof(struct pabi34_cq, cq) == 0);
 PABI34_PIN(offsetof(struct pabi34_srq, srq) == 0);
 
@@ -384,6 +407,7 @@ PABI34_PIN(offsetof(struct pabi34_context_ops, bind_mw) == 10 * 8);
 PABI34_PIN(offsetof(struct pabi34_context_ops, cq_event) == 12 * 8);
 PABI34_PIN(offsetof(struct pabi34_context_ops, create_cq) == 15 * 8);
 PABI34_PIN(offsetof(struct pabi34_context_ops, create_qp) == 19 * 8);
+PABI34_PIN(offsetof(struct pabi34_context_ops, create_qp_ex) == 20 * 8);
 PABI34_PIN(offsetof(struct pabi34_context_ops, create_srq) == 22 * 8);
 PABI34_PIN(offsetof(struct pabi34_context_ops, dealloc_mw) == 25 * 8);
 PABI34_PIN(offsetof(struct pabi34_context_ops, dereg_mr) == 28 * 8);

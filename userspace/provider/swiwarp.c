@@ -445,18 +445,24 @@ static int swi_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 /* ----------------------------------------------------------------------
  * Queue pairs
  */
-static struct ibv_qp *swi_create_qp(struct ibv_pd *pd,
-				    struct ibv_qp_init_attr *attr)
+
+/*
+ * Both creation verbs: the kernel command (ibv_create_qp's legacy one, or
+ * ibv_create_qp_ex's, which also fills in the verbs_qp wrapper), then the
+ * rings.  The granted capabilities are written back into attr->cap.
+ */
+static struct swi_qp *swi_qp_create(struct ibv_context *ctx,
+				    struct ibv_qp_init_attr_ex *attr, bool ex)
 {
-	struct swi_context *sctx = to_sctx(pd->context);
-	int fd = pd->context->cmd_fd;
+	struct swi_context *sctx = to_sctx(ctx);
+	int fd = ctx->cmd_fd;
 	struct swi_cmd_create_qp cmd;
 	struct swi_resp_create_qp resp;
 	struct swi_qp *qp;
 	size_t need;
 	int ret;
 
-	if (!attr || !attr->send_cq || !attr->recv_cq) {
+	if (!attr->send_cq || !attr->recv_cq) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -469,8 +475,14 @@ static struct ibv_qp *swi_create_qp(struct ibv_pd *pd,
 		return NULL;
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&resp, 0, sizeof(resp));
-	ret = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd.ibv, sizeof(cmd),
-				&resp.ibv, sizeof(resp));
+	if (ex)
+		ret = ibv_cmd_create_qp_ex(ctx, &qp->vqp, attr, &cmd.ibv,
+					   sizeof(cmd), &resp.ibv,
+					   sizeof(resp));
+	else
+		ret = ibv_cmd_create_qp(
+			attr->pd, &qp->vqp.qp, (struct ibv_qp_init_attr *)attr,
+			&cmd.ibv, sizeof(cmd), &resp.ibv, sizeof(resp));
 	if (ret) {
 		free(qp);
 		errno = ret;
@@ -540,7 +552,7 @@ static struct ibv_qp *swi_create_qp(struct ibv_pd *pd,
 	attr->cap.max_inline_data = qp->sq.max_inline;
 	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
-	return &qp->vqp.qp;
+	return qp;
 
 err_unmap_sq:
 	munmap(qp->sq_map, qp->sq_map_len);
@@ -549,6 +561,324 @@ err_destroy:
 	free(qp);
 	errno = ret;
 	return NULL;
+}
+
+static struct ibv_qp *swi_create_qp(struct ibv_pd *pd,
+				    struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex ax;
+	struct swi_qp *qp;
+
+	if (!attr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	memset(&ax, 0, sizeof(ax));
+	ax.qp_context = attr->qp_context;
+	ax.send_cq = attr->send_cq;
+	ax.recv_cq = attr->recv_cq;
+	ax.srq = attr->srq;
+	ax.cap = attr->cap;
+	ax.qp_type = attr->qp_type;
+	ax.sq_sig_all = attr->sq_sig_all;
+	ax.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ax.pd = pd;
+	qp = swi_qp_create(pd->context, &ax, false);
+	if (!qp)
+		return NULL;
+	attr->cap = ax.cap;
+	return &qp->vqp.qp;
+}
+
+/* ----------------------------------------------------------------------
+ * Extended post-send (struct ibv_qp_ex, ibv_wr_post(3)).  The ops only
+ * describe each WR to swiwarp_ring.c, which encodes it with the same
+ * helpers as post_send and publishes the batch at wr_complete.
+ */
+static inline struct swi_qp *to_sqpx(struct ibv_qp_ex *qpx)
+{
+	return container_of(qpx, struct swi_qp, vqp.qp_ex);
+}
+
+/* Ring the doorbell; 0 or an errno.  The SQEs stay in the ring either way. */
+static int swi_doorbell(struct swi_qp *qp)
+{
+	if (write(qp->vqp.qp.context->cmd_fd, &qp->db, sizeof(qp->db)) ==
+	    (ssize_t)sizeof(qp->db))
+		return 0;
+	return errno ? errno : EIO;
+}
+
+/* The critical section of ibv_wr_post(3) is the SQ lock of post_send. */
+static void swi_wr_start(struct ibv_qp_ex *qpx)
+{
+	struct swi_qp *qp = to_sqpx(qpx);
+
+	pthread_spin_lock(&qp->sq_lock);
+	swr_sq_wr_start(&qp->sq);
+}
+
+static int swi_wr_complete(struct ibv_qp_ex *qpx)
+{
+	struct swi_qp *qp = to_sqpx(qpx);
+	unsigned int posted;
+	int ret;
+
+	ret = swr_sq_wr_complete(&qp->sq, &posted);
+	pthread_spin_unlock(&qp->sq_lock);
+	if (posted && swr_sq_need_doorbell(&qp->sq))
+		ret = swi_doorbell(qp);
+	return ret;
+}
+
+static void swi_wr_abort(struct ibv_qp_ex *qpx)
+{
+	struct swi_qp *qp = to_sqpx(qpx);
+
+	swr_sq_wr_abort(&qp->sq);
+	pthread_spin_unlock(&qp->sq_lock);
+}
+
+/* wr_id and wr_flags are read when a WR is started, as libibverbs says. */
+static void swi_wr_build(struct ibv_qp_ex *qpx, struct ibv_send_wr *wr)
+{
+	wr->wr_id = qpx->wr_id;
+	wr->send_flags = qpx->wr_flags;
+	swr_sq_wr_build(&to_sqpx(qpx)->sq, wr);
+}
+
+static void swi_wr_send(struct ibv_qp_ex *qpx)
+{
+	struct ibv_send_wr wr = {.opcode = IBV_WR_SEND};
+
+	swi_wr_build(qpx, &wr);
+}
+
+static void swi_wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm_data)
+{
+	struct ibv_send_wr wr = {.opcode = IBV_WR_SEND_WITH_IMM,
+				 .imm_data = imm_data};
+
+	swi_wr_build(qpx, &wr);
+}
+
+static void swi_wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	struct ibv_send_wr wr = {.opcode = IBV_WR_SEND_WITH_INV,
+				 .invalidate_rkey = invalidate_rkey};
+
+	swi_wr_build(qpx, &wr);
+}
+
+static void swi_wr_rdma(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op,
+			uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+{
+	struct ibv_send_wr wr = {.opcode = op, .imm_data = imm_data};
+
+	wr.wr.rdma.rkey = rkey;
+	wr.wr.rdma.remote_addr = remote_addr;
+	swi_wr_build(qpx, &wr);
+}
+
+static void swi_wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+			      uint64_t remote_addr)
+{
+	swi_wr_rdma(qpx, IBV_WR_RDMA_WRITE, rkey, remote_addr, 0);
+}
+
+static void swi_wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
+				  uint64_t remote_addr, __be32 imm_data)
+{
+	swi_wr_rdma(qpx, IBV_WR_RDMA_WRITE_WITH_IMM, rkey, remote_addr,
+		    imm_data);
+}
+
+static void swi_wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
+			     uint64_t remote_addr)
+{
+	swi_wr_rdma(qpx, IBV_WR_RDMA_READ, rkey, remote_addr, 0);
+}
+
+static void swi_wr_atomic(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op,
+			  uint32_t rkey, uint64_t remote_addr,
+			  uint64_t compare_add, uint64_t swap)
+{
+	struct ibv_send_wr wr = {.opcode = op};
+
+	wr.wr.atomic.rkey = rkey;
+	wr.wr.atomic.remote_addr = remote_addr;
+	wr.wr.atomic.compare_add = compare_add;
+	wr.wr.atomic.swap = swap;
+	swi_wr_build(qpx, &wr);
+}
+
+static void swi_wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey,
+				  uint64_t remote_addr, uint64_t compare,
+				  uint64_t swap)
+{
+	swi_wr_atomic(qpx, IBV_WR_ATOMIC_CMP_AND_SWP, rkey, remote_addr,
+		      compare, swap);
+}
+
+static void swi_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
+				    uint64_t remote_addr, uint64_t add)
+{
+	swi_wr_atomic(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, remote_addr, add,
+		      0);
+}
+
+static void swi_wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
+			   uint32_t length)
+{
+	struct ibv_sge sge = {.addr = addr, .length = length, .lkey = lkey};
+
+	swr_sq_wr_sge_list(&to_sqpx(qpx)->sq, &sge, 1);
+}
+
+static void swi_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
+				const struct ibv_sge *sg_list)
+{
+	swr_sq_wr_sge_list(&to_sqpx(qpx)->sq, sg_list, num_sge);
+}
+
+static void swi_wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
+				   size_t length)
+{
+	struct ibv_data_buf buf = {.addr = addr, .length = length};
+
+	swr_sq_wr_inline_list(&to_sqpx(qpx)->sq, &buf, 1);
+}
+
+static void swi_wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
+					const struct ibv_data_buf *buf_list)
+{
+	swr_sq_wr_inline_list(&to_sqpx(qpx)->sq, buf_list, num_buf);
+}
+
+/*
+ * What the ring cannot do (create_qp_ex refuses their send_ops_flags):
+ * filled in anyway, so a stray call fails the batch instead of jumping
+ * through a NULL pointer.
+ */
+static void swi_wr_unsupported(struct ibv_qp_ex *qpx)
+{
+	swr_sq_wr_fail(&to_sqpx(qpx)->sq, EOPNOTSUPP);
+}
+
+static void swi_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	(void)invalidate_rkey;
+	swi_wr_unsupported(qpx);
+}
+
+static void swi_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
+			   uint32_t rkey,
+			   const struct ibv_mw_bind_info *bind_info)
+{
+	(void)mw;
+	(void)rkey;
+	(void)bind_info;
+	swi_wr_unsupported(qpx);
+}
+
+static void swi_wr_send_tso(struct ibv_qp_ex *qpx, void *hdr, uint16_t hdr_sz,
+			    uint16_t mss)
+{
+	(void)hdr;
+	(void)hdr_sz;
+	(void)mss;
+	swi_wr_unsupported(qpx);
+}
+
+static void swi_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
+			       uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	(void)ah;
+	(void)remote_qpn;
+	(void)remote_qkey;
+	swi_wr_unsupported(qpx);
+}
+
+static void swi_wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
+{
+	(void)remote_srqn;
+	swi_wr_unsupported(qpx);
+}
+
+static void swi_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+				uint64_t remote_addr, const void *atomic_wr)
+{
+	(void)rkey;
+	(void)remote_addr;
+	(void)atomic_wr;
+	swi_wr_unsupported(qpx);
+}
+
+static void swi_qp_ex_init(struct ibv_qp_ex *qpx)
+{
+	qpx->wr_start = swi_wr_start;
+	qpx->wr_complete = swi_wr_complete;
+	qpx->wr_abort = swi_wr_abort;
+	qpx->wr_send = swi_wr_send;
+	qpx->wr_send_imm = swi_wr_send_imm;
+	qpx->wr_send_inv = swi_wr_send_inv;
+	qpx->wr_rdma_write = swi_wr_rdma_write;
+	qpx->wr_rdma_write_imm = swi_wr_rdma_write_imm;
+	qpx->wr_rdma_read = swi_wr_rdma_read;
+	qpx->wr_atomic_cmp_swp = swi_wr_atomic_cmp_swp;
+	qpx->wr_atomic_fetch_add = swi_wr_atomic_fetch_add;
+	qpx->wr_set_sge = swi_wr_set_sge;
+	qpx->wr_set_sge_list = swi_wr_set_sge_list;
+	qpx->wr_set_inline_data = swi_wr_set_inline_data;
+	qpx->wr_set_inline_data_list = swi_wr_set_inline_data_list;
+	qpx->wr_local_inv = swi_wr_local_inv;
+	qpx->wr_bind_mw = swi_wr_bind_mw;
+	qpx->wr_send_tso = swi_wr_send_tso;
+	qpx->wr_set_ud_addr = swi_wr_set_ud_addr;
+	qpx->wr_set_xrc_srqn = swi_wr_set_xrc_srqn;
+	qpx->wr_atomic_write = swi_wr_atomic_write;
+}
+
+static int swi_destroy_qp(struct ibv_qp *ibqp);
+
+/*
+ * ibv_create_qp_ex(): a PD, and optionally the send_ops_flags of the
+ * ibv_wr_* API; anything else we do not implement.
+ */
+static struct ibv_qp *swi_create_qp_ex(struct ibv_context *ctx,
+				       struct ibv_qp_init_attr_ex *attr)
+{
+	bool wr_api;
+	struct swi_qp *qp;
+
+	if (!attr || !(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (attr->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD |
+					  IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	wr_api = attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	if (wr_api && (attr->send_ops_flags & ~(uint64_t)SWR_SEND_OPS)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	qp = swi_qp_create(ctx, attr, true);
+	if (!qp || !wr_api)
+		return qp ? &qp->vqp.qp : NULL;
+
+	qp->sq.staged = calloc(qp->sq.num, sizeof(*qp->sq.staged));
+	if (!qp->sq.staged) {
+		swi_destroy_qp(&qp->vqp.qp);
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp->sq.send_ops = attr->send_ops_flags;
+	swi_qp_ex_init(&qp->vqp.qp_ex);
+	qp->vqp.comp_mask |= PABI34_QP_EX;
+	return &qp->vqp.qp;
 }
 
 static int swi_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
@@ -580,6 +910,7 @@ static int swi_destroy_qp(struct ibv_qp *ibqp)
 		munmap(qp->rq_map, qp->rq_map_len);
 	pthread_spin_destroy(&qp->sq_lock);
 	pthread_spin_destroy(&qp->rq_lock);
+	free(qp->sq.staged);
 	free(qp);
 	return 0;
 }
@@ -589,24 +920,20 @@ static int swi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 {
 	struct swi_qp *qp = to_sqp(ibqp);
 	unsigned int posted;
-	int ret;
+	int ret, err;
 
 	pthread_spin_lock(&qp->sq_lock);
 	ret = swr_sq_post(&qp->sq, wr, bad_wr, &posted);
 	pthread_spin_unlock(&qp->sq_lock);
 
 	if (posted && swr_sq_need_doorbell(&qp->sq)) {
-		if (write(ibqp->context->cmd_fd, &qp->db, sizeof(qp->db)) !=
-		    (ssize_t)sizeof(qp->db)) {
-			/* The SQEs stay in the ring; report the failure
-			 * against the first request of this call. */
-			int err = errno ? errno : EIO;
-
-			if (!ret) {
-				ret = err;
-				if (bad_wr)
-					*bad_wr = wr;
-			}
+		err = swi_doorbell(qp);
+		/* The SQEs stay in the ring; report the failure against the
+		 * first request of this call. */
+		if (err && !ret) {
+			ret = err;
+			if (bad_wr)
+				*bad_wr = wr;
 		}
 	}
 	return ret;
@@ -644,6 +971,7 @@ static const struct pabi34_context_ops swi_ctx_ops = {
 	.alloc_pd = swi_alloc_pd,
 	.create_cq = swi_create_cq,
 	.create_qp = swi_create_qp,
+	.create_qp_ex = swi_create_qp_ex,
 	.create_srq = swi_create_srq,
 	.dealloc_pd = swi_dealloc_pd,
 	.dereg_mr = swi_dereg_mr,
