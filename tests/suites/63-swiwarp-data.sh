@@ -12,7 +12,9 @@
 #            and atomics (ibv_devinfo ATOMIC_GLOB and the rd_atom limits,
 #            ib_atomic_bw -R and ib_atomic_lat -R with FETCH_AND_ADD and
 #            CMP_AND_SWAP, atomic-verify: many QPs on one counter, the
-#            refused ones, ordering against Writes and Reads both ways); the capture is
+#            refused ones, ordering against Writes and Reads both ways),
+#            imm-verify and atomic-verify once more with -X (QPs from
+#            rdma_create_qp_ex, every post through ibv_wr_*, same checks); the capture is
 #            checked: no FPDU larger than the connection's MSS; then
 #            zero-copy Sends/Writes (64 KB - 4 MB) through 2% loss with the
 #            sender (guest 2: the 6.12 ubuf_info path) poisoning each

@@ -3,8 +3,8 @@
  * atomic-verify: RFC 7306 remote atomics between two swiwarp endpoints,
  * and their refusal toward a peer without RFC 7306.
  *
- *   atomic-verify -s ADDR [-p PORT] [-q QPS] [-t ITERS] [-w SWAPS] [-n]
- *   atomic-verify -c ADDR [-p PORT] [-q QPS] [-t ITERS] [-w SWAPS] [-n]
+ *   atomic-verify -s ADDR [-p PORT] [-q QPS] [-t ITERS] [-w SWAPS] [-n] [-X]
+ *   atomic-verify -c ADDR [-p PORT] [-q QPS] [-t ITERS] [-w SWAPS] [-n] [-X]
  *
  * Both ends must be given the same -q, -t and -w.  Without -n:
  *   1. QPS connections (ports PORT .. PORT+QPS-1), one client thread
@@ -50,6 +50,12 @@
  * each end posts a Fetch-and-Add and a Compare-and-Swap, which must fail
  * in ibv_post_send (EOPNOTSUPP on swiwarp, any error elsewhere), then the
  * client's Send must reach the server: no Terminate was caused.
+ *
+ * With -X the same steps and checks, but the QPs are made with
+ * rdma_create_qp_ex() and IBV_QP_INIT_ATTR_SEND_OPS_FLAGS and every Atomic,
+ * Write, Read and Send is posted through the ibv_wr_* API of the QP's
+ * ibv_qp_ex (vcm_post_send() in verify-cm.c; step 3's sequence is one
+ * ibv_wr_start() .. ibv_wr_complete() batch).
  *
  * Output: "ok ..." / "BAD ..." lines, then PASSED or FAILED; exit 0 only
  * if every check was ok.  Built by build_data_verify (suite-lib.sh):
@@ -183,7 +189,7 @@ static int post_atomic(struct conn *c, enum ibv_wr_opcode op, uint64_t raddr,
 	wr.wr.atomic.rkey = rkey;
 	wr.wr.atomic.compare_add = cmp_add;
 	wr.wr.atomic.swap = swap;
-	return ibv_post_send(c->cm.id->qp, &wr, &bad);
+	return vcm_post_send(c->cm.id->qp, &wr, &bad);
 }
 
 /* A completion of an Atomic that must have succeeded; 0 if it did not. */
@@ -326,7 +332,7 @@ static void ord_post(struct conn *c, enum ibv_wr_opcode op, uint32_t loff,
 		wr.wr.rdma.remote_addr = raddr;
 		wr.wr.rdma.rkey = rkey;
 	}
-	rc = ibv_post_send(c->cm.id->qp, &wr, &bad);
+	rc = vcm_post_send(c->cm.id->qp, &wr, &bad);
 	if (rc)
 		die("ordering: post %d: %s", id, strerror(rc));
 }
@@ -448,7 +454,7 @@ static void ord_send_info(struct conn *c)
 
 	c->sink[OW_RECV + 2] = (uintptr_t)c->sink;
 	c->sink[OW_RECV + 3] = c->mr->rkey;
-	if (ibv_post_send(c->cm.id->qp, &wr, &bad))
+	if (vcm_post_send(c->cm.id->qp, &wr, &bad))
 		die("post_send: %s", strerror(errno));
 	for (;;) {
 		if (!poll_one(c->cq, &wc) || wc.status != IBV_WC_SUCCESS)
@@ -776,7 +782,7 @@ static int refused(const char *addr, const char *port, int srv)
 		swr.num_sge = 1;
 		swr.opcode = IBV_WR_SEND;
 		swr.send_flags = IBV_SEND_SIGNALED;
-		if (ibv_post_send(c.cm.id->qp, &swr, &sbad))
+		if (vcm_post_send(c.cm.id->qp, &swr, &sbad))
 			die("post_send: %s", strerror(errno));
 		result(poll_one(c.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
 		       wc.opcode == IBV_WC_SEND,
@@ -792,7 +798,7 @@ int main(int argc, char **argv)
 	struct vcm_args a = { .role = -1, .port = "7581" };
 	int neg = 0, opt;
 
-	while ((opt = getopt(argc, argv, "s:c:p:q:t:w:n")) != -1) {
+	while ((opt = getopt(argc, argv, "s:c:p:q:t:w:nX")) != -1) {
 		if (vcm_common_opt(&a, opt, optarg))
 			continue;
 		switch (opt) {
@@ -808,6 +814,9 @@ int main(int argc, char **argv)
 		case 'n':
 			neg = 1;
 			break;
+		case 'X':
+			vcm_wr_api = 1;
+			break;
 		default:
 			a.role = -1;
 			break;
@@ -816,11 +825,13 @@ int main(int argc, char **argv)
 	if (a.role < 0 || !a.addr || nqp < 1 || nqp > MAXQP || iters < 1 ||
 	    swaps < 1) {
 		fprintf(stderr,
-			"usage: %s -s ADDR | -c ADDR [-p PORT] [-q QPS 1-%d] [-t ITERS] [-w SWAPS] [-n]\n",
+			"usage: %s -s ADDR | -c ADDR [-p PORT] [-q QPS 1-%d] [-t ITERS] [-w SWAPS] [-n] [-X]\n",
 			argv[0], MAXQP);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (vcm_wr_api)
+		printf("posting with ibv_wr_* (ibv_qp_ex)\n");
 	if (neg)
 		return refused(a.addr, a.port, a.role);
 	return a.role ? server(a.addr, a.port) : client(a.addr, a.port);

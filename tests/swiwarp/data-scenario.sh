@@ -37,6 +37,10 @@
 #                memory around untouched; then the ordering of Atomics
 #                against Writes, Reads and a fenced Write, each guest
 #                requester once (both directions)
+#   imm-wr-api-*, atomic-verify-wr-api-*  pair: imm-verify and
+#                atomic-verify again with -X: the same steps and checks,
+#                the QPs made with rdma_create_qp_ex (send_ops_flags) and
+#                every post through ibv_wr_start .. ibv_wr_complete
 #   atomic-none-*  interop: the atomics post fails locally on swiwarp
 #                toward siw (swiwarp the client; both roles in mode atomic
 #                with ATOMIC_PEER=siw), a Send still goes through
@@ -164,7 +168,7 @@ counted_verify() {
 # rx_terms: Terminates this guest's device received, all layers.
 rx_terms() { lab_hw_counters "$dev" | awk '$1 ~ /^rx_term_/ { s += $2 } END { print s + 0 }'; }
 
-# imm_pair TAG SERVER_ID [-n]: imm-verify with the server on SERVER_ID.
+# imm_pair TAG SERVER_ID [-n|-X]: imm-verify with the server on SERVER_ID.
 imm_pair() {
 	local tag=$1 sid=$2 neg=${3:-} imm terms log
 	imm=$(dirname "$verify")/imm-verify
@@ -294,8 +298,8 @@ atomic_pair() {
 	fi
 }
 
-# averify_pair TAG SERVER_ID [-n]: atomic-verify (built next to VERIFY_BIN)
-# with the server on SERVER_ID; without -n the server guest's log must
+# averify_pair TAG SERVER_ID [-n|-X]: atomic-verify (built next to
+# VERIFY_BIN) with the server on SERVER_ID; without -n the server guest's log must
 # also show the Terminates for the four bad requests, op 0xA, RDMAP remote
 # protection: base or bounds 0x01 (misaligned, past the end), access rights
 # 0x02 (no REMOTE_ATOMIC), STag not associated with the stream 0x03 (the
@@ -313,7 +317,7 @@ averify_pair() {
 	if [ "$LAB_ID" = "$sid" ]; then log=$work/$tag-s.log; else log=$work/$tag-c.log; fi
 	want=ok
 	for c in 1 2 3; do
-		[ -z "$neg" ] && [ "$LAB_ID" = "$sid" ] || break
+		[ "$neg" != -n ] && [ "$LAB_ID" = "$sid" ] || break
 		n=$(($(aterm_count $c) - before[$c]))
 		[ "$n" -eq "${expect[$c]}" ] ||
 			want="the server logged $n Terminates RDMAP protection 0x0$c for the bad atomics, want ${expect[$c]}: $(dmesg | grep 'RX error' | tail -n 4 | tr '\n' ' ')"
@@ -354,6 +358,7 @@ atomic_checks() {
 	atomic_pair atomic-lat-fa 2 ib_atomic_lat FETCH_AND_ADD "$iters"
 	atomic_pair atomic-lat-cs 1 ib_atomic_lat CMP_AND_SWAP "$iters"
 	averify_pair atomic-verify 1
+	averify_pair atomic-verify-wr-api 1 -X
 	echo "atomic checks: $((SECONDS - t0)) s in this boot"
 }
 
@@ -398,6 +403,7 @@ pair)
 	lab_barrier loaded 600
 	counted_verify "${DATA_SIZES:-17,4095,4097,9000,60000,65536,131101,1000003}"
 	imm_pair imm 1
+	imm_pair imm-wr-api 1 -X
 	atomic_checks
 	rping_pair rping-60k 1 5 60000
 	rping_pair rping-odd 2 4 33333

@@ -5,8 +5,8 @@
  * between two swiwarp endpoints, and their refusal toward a peer without
  * RFC 7306.
  *
- *   imm-verify -s ADDR [-p PORT] [-k N] [-S BYTES] [-n]
- *   imm-verify -c ADDR [-p PORT] [-k N] [-S BYTES] [-n]
+ *   imm-verify -s ADDR [-p PORT] [-k N] [-S BYTES] [-n] [-X]
+ *   imm-verify -c ADDR [-p PORT] [-k N] [-S BYTES] [-n] [-X]
  *
  * Without -n (both ends swiwarp) the client
  *   1. posts NIMM Writes with Immediate in a row (sizes 0 .. 256 KiB, odd
@@ -50,6 +50,11 @@
  * ibv_post_send must fail with EOPNOTSUPP (any failure on another
  * device), then a Send each way must still go through: no Terminate was
  * caused.
+ *
+ * With -X the same steps and checks, but the QP is made with
+ * rdma_create_qp_ex() and IBV_QP_INIT_ATTR_SEND_OPS_FLAGS and every Write
+ * with Immediate, Send with Immediate, Write and Send is posted through
+ * the ibv_wr_* API of its ibv_qp_ex (vcm_post_send() in verify-cm.c).
  *
  * Output: "ok ..." / "BAD ..." lines, then PASSED or FAILED; exit 0 only
  * if every check was ok.  Built by the lab scripts (build_data_verify in
@@ -217,8 +222,7 @@ static void setup(struct conn *c, int neg)
 				 .max_inline_data = SINLINE },
 		};
 
-		if (rdma_create_qp(c->cm.id, c->pd, &qa))
-			die("rdma_create_qp: %s", strerror(errno));
+		vcm_rdma_create_qp(&c->cm, c->pd, &qa);
 		if (qa.cap.max_inline_data < ssizes[SINL])
 			die("max_inline_data %u < %u", qa.cap.max_inline_data,
 			    ssizes[SINL]);
@@ -265,7 +269,7 @@ static void send_word(struct conn *c, uint32_t word)
 	struct ibv_wc wc;
 
 	memcpy(p, &word, 4);
-	if (ibv_post_send(c->cm.id->qp, &wr, &bad))
+	if (vcm_post_send(c->cm.id->qp, &wr, &bad))
 		die("post_send: %s", strerror(errno));
 	poll_one(c->scq, &wc, "send");
 	if (wc.status != IBV_WC_SUCCESS)
@@ -302,7 +306,7 @@ static void try_write_imm(struct conn *c)
 				  .send_flags = IBV_SEND_SIGNALED,
 				  .imm_data = htonl(IMM_BASE) };
 	struct ibv_send_wr *bad = NULL;
-	int ret = ibv_post_send(c->cm.id->qp, &wr, &bad);
+	int ret = vcm_post_send(c->cm.id->qp, &wr, &bad);
 
 	result(c, is_siw(c) ? ret != 0 : ret == EOPNOTSUPP && bad == &wr,
 	       "write-imm-refused (%s): post_send returned %d (%s)",
@@ -314,7 +318,7 @@ static void try_write_imm(struct conn *c)
 		wr.wr.rdma.remote_addr = 0;
 		wr.wr.rdma.rkey = 0;
 		bad = NULL;
-		ret = ibv_post_send(c->cm.id->qp, &wr, &bad);
+		ret = vcm_post_send(c->cm.id->qp, &wr, &bad);
 		result(c, is_siw(c) ? ret != 0 : ret == EOPNOTSUPP && bad == &wr,
 		       "send-imm-refused%s (%s): post_send returned %d (%s)",
 		       inl ? "-inline" : "",
@@ -544,7 +548,7 @@ static void write_imm(struct conn *c, const struct srv_info *si, int k,
 		c->mem[off + i] = pat((uint32_t)k, i);
 	wr.wr.rdma.remote_addr = si->addr + off;
 	wr.wr.rdma.rkey = si->rkey;
-	ret = ibv_post_send(c->cm.id->qp, &wr, &bad);
+	ret = vcm_post_send(c->cm.id->qp, &wr, &bad);
 	if (ret)
 		die("post write-imm %d: %s", k, strerror(ret));
 }
@@ -569,7 +573,7 @@ static void send_imm(struct conn *c, int j, uint32_t size, uint32_t imm,
 
 	for (uint32_t i = 0; i < size; i++)
 		src[i] = spat(j, i);
-	ret = ibv_post_send(c->cm.id->qp, &wr, &bad);
+	ret = vcm_post_send(c->cm.id->qp, &wr, &bad);
 	if (ret)
 		die("post send-imm %d: %s", j, strerror(ret));
 }
@@ -592,7 +596,7 @@ static void plain_write(struct conn *c, const struct srv_info *si,
 		c->mem[ORD_OFF + i] = pat(seed, i);
 	wr.wr.rdma.remote_addr = si->addr + ORD_OFF;
 	wr.wr.rdma.rkey = si->rkey;
-	if (ibv_post_send(c->cm.id->qp, &wr, &bad))
+	if (vcm_post_send(c->cm.id->qp, &wr, &bad))
 		die("post write: %s", strerror(errno));
 }
 
@@ -690,7 +694,7 @@ int main(int argc, char **argv)
 	long ord;
 	char *end;
 
-	while ((opt = getopt(argc, argv, "s:c:p:k:S:n")) != -1) {
+	while ((opt = getopt(argc, argv, "s:c:p:k:S:nX")) != -1) {
 		if (vcm_common_opt(&a, opt, optarg))
 			continue;
 		switch (opt) {
@@ -699,6 +703,9 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			neg = 1;
+			break;
+		case 'X':
+			vcm_wr_api = 1;
 			break;
 		case 'S':
 			/*
@@ -718,10 +725,12 @@ int main(int argc, char **argv)
 	}
 	if (a.role < 0 || !a.addr || nimm < 1 || nimm > NIMM || badsize) {
 		fprintf(stderr,
-			"usage: %s -s ADDR | -c ADDR [-p PORT] [-k 1-%d] [-S 1-%u] [-n]\n",
+			"usage: %s -s ADDR | -c ADDR [-p PORT] [-k 1-%d] [-S 1-%u] [-n] [-X]\n",
 			argv[0], NIMM, ORD_MAX);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (vcm_wr_api)
+		printf("posting with ibv_wr_* (ibv_qp_ex)\n");
 	return a.role ? server(a.addr, a.port, neg) : client(a.addr, a.port, neg);
 }

@@ -121,6 +121,127 @@ void vcm_resolve(struct vcm *cm, const char *addr, const char *port)
 	rdma_ack_cm_event(vcm_event(cm, RDMA_CM_EVENT_ROUTE_RESOLVED));
 }
 
+int vcm_wr_api;
+
+void vcm_rdma_create_qp(struct vcm *cm, struct ibv_pd *pd,
+			struct ibv_qp_init_attr *qa)
+{
+	struct ibv_qp_init_attr_ex ax = {
+		.qp_context = qa->qp_context,
+		.send_cq = qa->send_cq,
+		.recv_cq = qa->recv_cq,
+		.srq = qa->srq,
+		.cap = qa->cap,
+		.qp_type = qa->qp_type,
+		.sq_sig_all = qa->sq_sig_all,
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = pd,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND |
+				  IBV_QP_EX_WITH_SEND_WITH_IMM |
+				  IBV_QP_EX_WITH_SEND_WITH_INV |
+				  IBV_QP_EX_WITH_RDMA_WRITE |
+				  IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+				  IBV_QP_EX_WITH_RDMA_READ |
+				  IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+				  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD,
+	};
+
+	if (!vcm_wr_api) {
+		if (rdma_create_qp(cm->id, pd, qa))
+			die("rdma_create_qp: %s", strerror(errno));
+		return;
+	}
+	if (rdma_create_qp_ex(cm->id, &ax))
+		die("rdma_create_qp_ex with send_ops_flags: %s",
+		    strerror(errno));
+	if (!ibv_qp_to_qp_ex(cm->id->qp))
+		die("ibv_qp_to_qp_ex: the QP has no ibv_qp_ex");
+	qa->cap = ax.cap;
+}
+
+int vcm_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		  struct ibv_send_wr **bad)
+{
+	struct ibv_data_buf buf[16];
+	struct ibv_send_wr *w;
+	struct ibv_qp_ex *qpx;
+	int i, ret;
+
+	if (!vcm_wr_api)
+		return ibv_post_send(qp, wr, bad);
+	qpx = ibv_qp_to_qp_ex(qp);
+	ibv_wr_start(qpx);
+	for (w = wr; w; w = w->next) {
+		qpx->wr_id = w->wr_id;
+		qpx->wr_flags = w->send_flags & ~IBV_SEND_INLINE;
+		switch (w->opcode) {
+		case IBV_WR_SEND:
+			ibv_wr_send(qpx);
+			break;
+		case IBV_WR_SEND_WITH_IMM:
+			ibv_wr_send_imm(qpx, w->imm_data);
+			break;
+		case IBV_WR_SEND_WITH_INV:
+			ibv_wr_send_inv(qpx, w->invalidate_rkey);
+			break;
+		case IBV_WR_RDMA_WRITE:
+			ibv_wr_rdma_write(qpx, w->wr.rdma.rkey,
+					  w->wr.rdma.remote_addr);
+			break;
+		case IBV_WR_RDMA_WRITE_WITH_IMM:
+			ibv_wr_rdma_write_imm(qpx, w->wr.rdma.rkey,
+					      w->wr.rdma.remote_addr,
+					      w->imm_data);
+			break;
+		case IBV_WR_RDMA_READ:
+			ibv_wr_rdma_read(qpx, w->wr.rdma.rkey,
+					 w->wr.rdma.remote_addr);
+			break;
+		case IBV_WR_ATOMIC_CMP_AND_SWP:
+			ibv_wr_atomic_cmp_swp(qpx, w->wr.atomic.rkey,
+					      w->wr.atomic.remote_addr,
+					      w->wr.atomic.compare_add,
+					      w->wr.atomic.swap);
+			break;
+		case IBV_WR_ATOMIC_FETCH_AND_ADD:
+			ibv_wr_atomic_fetch_add(qpx, w->wr.atomic.rkey,
+						w->wr.atomic.remote_addr,
+						w->wr.atomic.compare_add);
+			break;
+		default:
+			die("vcm_post_send: opcode %d has no ibv_wr_* here",
+			    (int)w->opcode);
+		}
+		/* Both forms of each setter, as a program would use them. */
+		if (w->send_flags & IBV_SEND_INLINE) {
+			if (w->num_sge > 16)
+				die("vcm_post_send: %d inline buffers",
+				    w->num_sge);
+			for (i = 0; i < w->num_sge; i++) {
+				buf[i].addr = (void *)(uintptr_t)w->sg_list[i].addr;
+				buf[i].length = w->sg_list[i].length;
+			}
+			if (w->num_sge == 1)
+				ibv_wr_set_inline_data(qpx, buf[0].addr,
+						       buf[0].length);
+			else
+				ibv_wr_set_inline_data_list(qpx, w->num_sge,
+							    buf);
+		} else if (w->num_sge == 1) {
+			ibv_wr_set_sge(qpx, w->sg_list[0].lkey,
+				       w->sg_list[0].addr,
+				       w->sg_list[0].length);
+		} else {
+			ibv_wr_set_sge_list(qpx, w->num_sge, w->sg_list);
+		}
+	}
+	ret = ibv_wr_complete(qpx);
+	if (ret && bad)
+		*bad = wr;
+	return ret;
+}
+
 void vcm_create_qp(struct vcm *cm, struct ibv_pd *pd, struct ibv_cq *scq,
 		   struct ibv_cq *rcq, uint32_t send_wr, uint32_t recv_wr,
 		   uint32_t sge)
@@ -133,8 +254,7 @@ void vcm_create_qp(struct vcm *cm, struct ibv_pd *pd, struct ibv_cq *scq,
 			 .max_send_sge = sge, .max_recv_sge = sge },
 	};
 
-	if (rdma_create_qp(cm->id, pd, &qa))
-		die("rdma_create_qp: %s", strerror(errno));
+	vcm_rdma_create_qp(cm, pd, &qa);
 }
 
 void vcm_accept(struct vcm *cm, const void *priv, uint8_t len, uint8_t rd)

@@ -63,6 +63,29 @@ void vcm_take_request(struct vcm *cm);
 /* Resolve the address and route of the server addr:port into cm->id. */
 void vcm_resolve(struct vcm *cm, const char *addr, const char *port);
 
+/*
+ * -X of imm-verify and atomic-verify: QPs are made with
+ * rdma_create_qp_ex() and IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, and
+ * vcm_post_send() posts through the ibv_wr_* API of their ibv_qp_ex.
+ */
+extern int vcm_wr_api;
+
+/*
+ * rdma_create_qp(cm->id, pd, qa), or with vcm_wr_api its _ex form asking
+ * for every send operation swiwarp offers; the granted capabilities go
+ * back into qa->cap either way.
+ */
+void vcm_rdma_create_qp(struct vcm *cm, struct ibv_pd *pd,
+			struct ibv_qp_init_attr *qa);
+
+/*
+ * ibv_post_send(), or with vcm_wr_api the same chain as one batch between
+ * ibv_wr_start() and ibv_wr_complete() (inline data through the inline
+ * setters); a failed batch posts nothing, so *bad is then wr itself.
+ */
+int vcm_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		  struct ibv_send_wr **bad);
+
 /* An RC QP on cm->id with the given queues and limits. */
 void vcm_create_qp(struct vcm *cm, struct ibv_pd *pd, struct ibv_cq *scq,
 		   struct ibv_cq *rcq, uint32_t send_wr, uint32_t recv_wr,
