@@ -5,8 +5,16 @@
 #          (ibv_req_notify_cq + completion channel), 8 iterations, the
 #          client validating every buffer (-V).
 #   ib_write_bw -R: a perftest stream of RDMA WRITEs (doorbell path).
+# Guest 1 first runs the one-guest checks (lab-guest.sh) while guest 2 loads
+# its module: the suite's single boot, where it used to boot once for each.
 set -uo pipefail
 source "$LAB_TOP/tests/lab/lib.sh"
+
+single_rc=0
+if [ "$LAB_ID" = 1 ]; then
+	bash "$LAB_TOP/tests/provider/lab-guest.sh"
+	single_rc=$?
+fi
 
 pbuild=${PROVIDER_BUILD:-$BUILD/userspace/provider}
 names=(rping ib_write_bw)
@@ -18,14 +26,18 @@ skip_all() {
 
 # PROVIDER_LAB_DEV=siw: the same scenario on upstream siw + Debian's libsiw
 # (a reference for the scenario itself).
-if [ "${PROVIDER_LAB_DEV:-}" = siw ]; then
-	dev=siw0
+dev=swiwarp0
+[ "${PROVIDER_LAB_DEV:-}" = siw ] && dev=siw0
+if [ -e "/sys/class/infiniband/$dev" ]; then
+	# lab-guest.sh brought it up (guest 1); a second rdma link add fails.
+	err='' rc=0
+elif [ "$dev" = siw0 ]; then
 	err=$(lab_load_siw eth0 "$dev" 2>&1)
+	rc=$?
 else
-	dev=swiwarp0
 	err=$(lab_load_swiwarp eth0 "$dev" 2>&1)
+	rc=$?
 fi
-rc=$?
 echo "$err"
 [ $rc -eq 2 ] && skip_all "(swiwarp.ko not built)"
 [ $rc -ne 0 ] && skip_all "(swiwarp.ko registered no device: $(grep -v 'no provider at' <<<"$err" | tr '\n' ' '))"
@@ -40,7 +52,9 @@ fi
 if [ "$LAB_ID" != 1 ]; then
 	lab_delay_syn "${LAB_PERFTEST_SYN_DELAY_MS:-300}" || lab_fail "provider.lab.syn-delay.g$LAB_ID" "tc setup failed"
 fi
-lab_barrier up 120 || { lab_fail "provider.lab.barrier.g$LAB_ID" "peer never came up"; lab_finish; }
+# Guest 2 waits here while guest 1 runs lab-guest.sh (its verbs program
+# alone may take 120 s).
+lab_barrier up 400 || { lab_fail "provider.lab.barrier.g$LAB_ID" "peer never came up"; lab_finish; }
 
 # --- rping ------------------------------------------------------------------
 if [ "$LAB_ID" = 1 ]; then
@@ -80,4 +94,7 @@ if [ "$LAB_ID" = 1 ]; then
 		lab_fail provider.lab.ib_write_bw "server rc $lab_rc_s, client rc $lab_rc_c${lab_pair_note:+; $lab_pair_note}"
 	fi
 fi
+# lab-guest.sh's FAIL lines are in the results already; its status still
+# decides this guest's.
+[ "$single_rc" -eq 0 ] || LAB_FAILURES=$((LAB_FAILURES + 1))
 lab_finish
