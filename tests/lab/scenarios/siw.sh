@@ -3,8 +3,9 @@
 # Debian RDMA tools.  Usage (in a lab guest): siw.sh pair|single|trio
 #   pair   (2 guests): devices, rping small and 60 KB, ib_write_bw -R
 #   single (1 guest):  rping to our own address through siw on eth0
-#   trio   (3 guests): guests 2 and 3 rping guest 1 at the same time, after
-#                      guest 1 did the single case
+#   trio   (3 guests): guest 1 does the single case, guests 1 and 2 the
+#                      pair case (guest 3 waits; results named pair/), then
+#                      guests 2 and 3 rping guest 1 at the same time
 # Result names carry the scenario and the guest id.
 source "$LAB_TOP/tests/lab/lib.sh"
 mode=${1:?usage: siw.sh pair|single|trio}
@@ -90,10 +91,11 @@ rping_pair() {
 # The same, with the server and the client in this one guest.
 rping_self() {
 	local tag=$1 count=$2 size=$3 pid rc
-	local args=(-C "$count" -S "$size" -v -V -p 7174)
+	# Not 7174: in the trio case the pair case listens there next.
+	local args=(-C "$count" -S "$size" -v -V -p 7176)
 	timeout 180 rping -s -a "$LAB_IP" "${args[@]}" >"$work/$tag-server.log" 2>"$work/$tag-server.log.err" &
 	pid=$!
-	lab_wait_listen 7174 180
+	lab_wait_listen 7176 180
 	timeout 180 rping -c -a "$LAB_IP" "${args[@]}" >"$work/$tag-client.log" 2>"$work/$tag-client.log.err"
 	rc=$?
 	head -c 2000 "$work/$tag-client.log"; echo
@@ -109,7 +111,7 @@ write_bw() {
 	local bw note
 	local args=(-R -d siw0 -n 200 -s 65536 -F --report_gbits)
 	LAB_PAIR_LISTEN=180 lab_pair bw 1 2 300 18515 "$work/bw-server" "$work/bw-client" -- \
-		ib_write_bw "${args[@]}" -- ib_write_bw "${args[@]}" "$LAB_PEER_IP"
+		ib_write_bw "${args[@]}" -- ib_write_bw "${args[@]}" 192.0.2.1
 	note=${lab_pair_note:+ ($lab_pair_note)}
 	if [ "$LAB_ID" = 2 ]; then
 		cat "$work/bw-client.log" "$work/bw-client.err"
@@ -129,21 +131,32 @@ write_bw() {
 	fi
 }
 
-case $mode in
-pair)
-	lab_barrier loaded 600
+# pair_case: guest 1 serves, guest 2 is the client; any further guest only
+# meets the barriers.  The suite checks the capture of these ports (7174,
+# 7175, ib_write_bw's 18515).
+pair_case() {
 	rping_pair rping-small 1 7174 2 10 64
 	rping_pair rping-60k 1 7175 2 3 60000
 	write_bw
+}
+
+case $mode in
+pair)
+	lab_barrier loaded 600
+	pair_case
 	;;
 single)
 	rping_self rping-self 10 64
 	;;
 trio)
 	# Guest 1 first does the one-guest case (rping to its own address over
-	# siw0 on eth0), which saves the suite a boot.
+	# siw0 on eth0), then guests 1 and 2 the pair case under its own names:
+	# each saves the suite a boot.
 	[ "$LAB_ID" = 1 ] && rping_self rping-self 10 64
 	lab_barrier loaded 600
+	mode=pair
+	pair_case
+	mode=trio
 	for ip in $LAB_IPS; do
 		if ! busybox ping -c 1 -W 10 "$ip" >/dev/null; then
 			lab_fail "$mode/icmp-$me-to-$ip" "no ping reply"
