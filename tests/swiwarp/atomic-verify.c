@@ -5,6 +5,7 @@
  *
  *   atomic-verify -s ADDR [-p PORT] [-q QPS] [-t ITERS] [-w SWAPS] [-n] [-X]
  *   atomic-verify -c ADDR [-p PORT] [-q QPS] [-t ITERS] [-w SWAPS] [-n] [-X]
+ *   atomic-verify -s ADDR -b [-p PORT]
  *
  * Both ends must be given the same -q, -t and -w.  Without -n:
  *   1. QPS connections (ports PORT .. PORT+QPS-1), one client thread
@@ -50,6 +51,16 @@
  * each end posts a Fetch-and-Add and a Compare-and-Swap, which must fail
  * in ibv_post_send (EOPNOTSUPP on swiwarp, any error elsewhere), then the
  * client's Send must reach the server: no Terminate was caused.
+ * With -b (bait, server only): an honest responder for tools/hostile's
+ * verbs.* cases, which need a real target with IBV_ACCESS_REMOTE_ATOMIC
+ * (rping's buffers have none).  It serves connections on PORT one after
+ * the other until it is killed: each gets a fresh page whose first word
+ * (the counter) is 0, registered with REMOTE_ATOMIC, struct srv_info in
+ * the accept private data (host byte order, addr and rkey first) and
+ * BAIT_RD Reads and Atomics outstanding each way (the IRD its MPA v2
+ * Reply announces).  It prints one line per connection: the counter and
+ * how many other octets of the page and its guard pages changed (must
+ * be 0), and does not judge: the peer does.
  *
  * With -X the same steps and checks, but the QPs are made with
  * rdma_create_qp_ex() and IBV_QP_INIT_ATTR_SEND_OPS_FLAGS and every Atomic,
@@ -84,6 +95,7 @@
 #define TIMEOUT_S 60
 #define FILL 0x5a
 #define NNEG 4
+#define BAIT_RD 4		/* -b: the IRD a hostile flood must exceed */
 #define ORDX 0x0123456789abcdefull	/* the Write before the Atomic */
 #define ORDI0 0x00000000c0ffee00ull	/* word 1 as its owner sets it */
 #define ORDI1 0x1111222233334444ull	/* what the Compare-and-Swap swaps in */
@@ -793,12 +805,124 @@ static int refused(const char *addr, const char *port, int srv)
 	return failures ? 1 : 0;
 }
 
+/* -b: one bait connection, its page between two guard pages. */
+struct bait {
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	struct srv_info si;
+	int n;
+};
+
+static void bait_free(struct bait *b)
+{
+	uint64_t ctr = *(uint64_t *)(b->buf + PAGE);
+	int changed = 0;
+
+	for (uint32_t i = 0; i < 3 * PAGE; i++)
+		if ((i < PAGE || i >= PAGE + 8) && b->buf[i] != FILL)
+			changed++;
+	printf("bait %d: counter %llu, %d other octets changed\n", b->n,
+	       (unsigned long long)ctr, changed);
+	rdma_destroy_qp(b->id);
+	ibv_dereg_mr(b->mr);
+	ibv_destroy_cq(b->cq);
+	ibv_dealloc_pd(b->pd);
+	rdma_destroy_id(b->id);
+	free(b->buf);
+	free(b);
+}
+
+/*
+ * A connection request: QP, page and MR, accept.  Events for it arrive
+ * on the listener's channel; whatever ends it (a disconnect after the
+ * peer's Terminate or ours, a refused accept) frees it.
+ */
+static void bait_request(struct rdma_cm_id *id, int n)
+{
+	struct bait *b = calloc(1, sizeof(*b));
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct rdma_conn_param cp = {
+		.responder_resources = BAIT_RD,
+		.initiator_depth = BAIT_RD,
+	};
+
+	if (!b)
+		die("no memory");
+	b->id = id;
+	b->n = n;
+	b->buf = aligned_alloc(PAGE, 3 * PAGE);
+	b->pd = ibv_alloc_pd(id->verbs);
+	b->cq = b->pd ? ibv_create_cq(id->verbs, 8, NULL, NULL, 0) : NULL;
+	if (!b->buf || !b->cq)
+		die("bait %d: no memory, PD or CQ", n);
+	memset(b->buf, FILL, 3 * PAGE);
+	*(uint64_t *)(b->buf + PAGE) = 0;
+	qa.send_cq = b->cq;
+	qa.recv_cq = b->cq;
+	b->mr = ibv_reg_mr(b->pd, b->buf + PAGE, PAGE,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+			   IBV_ACCESS_REMOTE_ATOMIC);
+	if (!b->mr || rdma_create_qp(id, b->pd, &qa))
+		die("bait %d: reg_mr or create_qp: %s", n, strerror(errno));
+	b->si.addr = (uintptr_t)(b->buf + PAGE);
+	b->si.rkey = b->mr->rkey;
+	b->si.len = PAGE;
+	cp.private_data = &b->si;
+	cp.private_data_len = sizeof(b->si);
+	id->context = b;
+	if (rdma_accept(id, &cp)) {
+		printf("bait %d: accept: %s\n", n, strerror(errno));
+		bait_free(b);
+	}
+}
+
+static int bait_serve(const char *addr, const char *port)
+{
+	struct vcm cm = {};
+	int n = 0;
+
+	vcm_listen(&cm, addr, port);
+	printf("bait: listening on %s:%s, IRD %d\n", addr, port, BAIT_RD);
+	for (;;) {
+		struct rdma_cm_event *ev;
+		struct rdma_cm_id *id;
+
+		if (rdma_get_cm_event(cm.ch, &ev))
+			die("rdma_get_cm_event: %s", strerror(errno));
+		id = ev->id;
+		switch (ev->event) {
+		case RDMA_CM_EVENT_CONNECT_REQUEST:
+			rdma_ack_cm_event(ev);
+			bait_request(id, ++n);
+			break;
+		case RDMA_CM_EVENT_ESTABLISHED:
+			rdma_ack_cm_event(ev);
+			break;
+		default:
+			/* disconnected, or the connection failed: done */
+			printf("bait: %s\n", rdma_event_str(ev->event));
+			rdma_ack_cm_event(ev);
+			if (id != cm.lid && id->context)
+				bait_free(id->context);
+			break;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct vcm_args a = { .role = -1, .port = "7581" };
-	int neg = 0, opt;
+	int neg = 0, baiting = 0, opt;
 
-	while ((opt = getopt(argc, argv, "s:c:p:q:t:w:nX")) != -1) {
+	while ((opt = getopt(argc, argv, "s:c:p:q:t:w:nXb")) != -1) {
 		if (vcm_common_opt(&a, opt, optarg))
 			continue;
 		switch (opt) {
@@ -817,19 +941,25 @@ int main(int argc, char **argv)
 		case 'X':
 			vcm_wr_api = 1;
 			break;
+		case 'b':
+			baiting = 1;
+			break;
 		default:
 			a.role = -1;
 			break;
 		}
 	}
 	if (a.role < 0 || !a.addr || nqp < 1 || nqp > MAXQP || iters < 1 ||
-	    swaps < 1) {
+	    swaps < 1 || (baiting && a.role != 1)) {
 		fprintf(stderr,
-			"usage: %s -s ADDR | -c ADDR [-p PORT] [-q QPS 1-%d] [-t ITERS] [-w SWAPS] [-n] [-X]\n",
-			argv[0], MAXQP);
+			"usage: %s -s ADDR | -c ADDR [-p PORT] [-q QPS 1-%d] [-t ITERS] [-w SWAPS] [-n] [-X]\n"
+			"       %s -s ADDR -b [-p PORT]\n",
+			argv[0], MAXQP, argv[0]);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (baiting)
+		return bait_serve(a.addr, a.port);
 	if (vcm_wr_api)
 		printf("posting with ibv_wr_* (ibv_qp_ex)\n");
 	if (neg)
