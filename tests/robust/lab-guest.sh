@@ -3,7 +3,9 @@
 # one phase per target guest (ROBUST_TARGETS, default "1"; "1 2" when the
 # two guests boot different kernels, so each kernel's swiwarp is attacked):
 #   the target: swiwarp (or ROBUST_DEV=siw), `rping -s -P` as the iWARP
-#            listener, then the protection-test server;
+#            listener (and, with ROBUST_BAIT, `atomic-verify -b` on port
+#            7176 for hostile's verbs.* cases), then the protection-test
+#            server;
 #   the attacker (the other guest): tools/hostile against the target, then
 #            an ordinary rping, then the protection-test client.
 # The target also compares /proc/slabinfo before and after and checks its
@@ -16,6 +18,7 @@
 #   ROBUST_SEED, ROBUST_N    hostile seed and number of random cases
 #   ROBUST_STRICT=1          also run the cases listed in known-bugs
 #   ROBUST_TARGETS="1 2"     the target guest of each phase, in order
+#   ROBUST_BAIT=PATH         atomic-verify built by the suite (swiwarp only)
 set -uo pipefail
 source "$LAB_TOP/tests/lab/lib.sh"
 
@@ -29,6 +32,9 @@ known=$LAB_TOP/tests/robust/known-bugs
 pbase=robust
 [ "$dev_kind" = siw ] && pbase=robust.siw
 sh=$LAB_SHARED
+bait=${ROBUST_BAIT:-}
+bait_opt=()
+[ -n "$bait" ] && bait_opt=(-A 7176)
 
 # Known bugs marked [norun] in tests/robust/known-bugs are left out unless
 # ROBUST_STRICT=1 (the host side turns other known FAILs into SKIPs).
@@ -99,6 +105,12 @@ target_phase() {
 	stdbuf -oL rping -s -P -a "$LAB_IP" -p 7174 >"$LAB_OUT/rping-server.out" 2>&1 &
 	rping_pid=$!
 	lab_wait_listen 7174 120 || lab_fail "$p.listener" "rping -s -P did not listen within 120 s"
+	bait_pid=
+	if [ -n "$bait" ]; then
+		stdbuf -oL "$bait" -s "$LAB_IP" -p 7176 -b >"$LAB_OUT/bait.out" 2>&1 &
+		bait_pid=$!
+		lab_wait_listen 7176 120 || lab_fail "$p.bait.listener" "atomic-verify -b did not listen within 120 s"
+	fi
 	sleep 1
 	sync
 	slab_snapshot "$LAB_OUT/slab.before"
@@ -122,6 +134,20 @@ target_phase() {
 	[ $prc -ne 0 ] && ! grep -q '^FAIL:' "$LAB_OUT/prot-server.out" &&
 		lab_fail "$p.prot.server" "exit $prc"
 	lab_barrier "$ph-prot-done" 300
+
+	# The bait's pages: the Atomics of verbs.* may change its counter, never
+	# another octet of the page or its guard pages (atomic-verify -b).
+	if [ -n "$bait_pid" ]; then
+		kill "$bait_pid" 2>/dev/null
+		wait "$bait_pid" 2>/dev/null
+		cat "$LAB_OUT/bait.out"
+		if grep -q '^bait [0-9]*: counter' "$LAB_OUT/bait.out" &&
+			! grep '^bait [0-9]*: counter' "$LAB_OUT/bait.out" | grep -qv ', 0 other octets changed$'; then
+			lab_pass "$p.bait.memory ($(grep -c '^bait [0-9]*: counter' "$LAB_OUT/bait.out") connections, only the counter changed)"
+		else
+			lab_fail "$p.bait.memory" "$(grep -v ', 0 other octets changed$' "$LAB_OUT/bait.out" | head -n 3 | tr '\n' ' ')"
+		fi
+	fi
 
 	# ---- leaks: everything the attacks created must be gone ---------------
 	# rping must go away on SIGTERM; a process stuck in the kernel here means
@@ -170,7 +196,7 @@ attacker_phase() {
 	# showed as 0.3 s here on 22 Nov), so allow 10x the timeout plus 15 s
 	# of CM latency on a loaded host.  Only a timer that never fires costs
 	# the time; a working one ends the case at once.
-	timeout 800 "$hostile" -p 7174 -s "$seed" -a -n "$nrand" -t 2000 \
+	timeout 800 "$hostile" -p 7174 "${bait_opt[@]}" -s "$seed" -a -n "$nrand" -t 2000 \
 		-T $((mpa_ms * 10 + 15000)) "${excl[@]}" "$LAB_PEER_IP" >"$LAB_OUT/hostile.out" 2>&1
 	hrc=$?
 	cat "$LAB_OUT/hostile.out"

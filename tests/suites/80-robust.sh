@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Robustness of swiwarp.ko against a hostile peer, in one 2-guest lab boot
 # (tests/robust/lab-guest.sh): tools/hostile's fixed-seed malformed MPA and
-# FPDU cases against `rping -s -P` (every offending connection must end in a
+# FPDU cases against `rping -s -P` and, for the verbs.* cases (Atomic
+# Requests, which need REMOTE_ATOMIC), `atomic-verify -b` (every offending
+# connection must end in a
 # Reject, Terminate, close or reset, never hang), no kernel warnings (the lab
 # fails the run on BUG/WARNING/Oops in dmesg), slab counts back to baseline,
 # an ordinary rping afterwards, memory-protection tests with canaries
@@ -31,9 +33,21 @@ t0=$(date +%s)
 robust_mixed robust "${ROBUST_DEV:-swiwarp}" || exit 0
 # Two kernels: attack each one's swiwarp.  One kernel: guest 1 only.
 [ -n "${ktag:-}" ] && ROBUST_TARGETS=${ROBUST_TARGETS:-1 2}
+# hostile's verbs.* cases need a target whose buffer has REMOTE_ATOMIC:
+# atomic-verify -b (tests/swiwarp/atomic-verify.c), built as 63-swiwarp-data
+# builds it.  swiwarp only: siw has no RFC 7306.
+if [ "${ROBUST_DEV:-swiwarp}" = swiwarp ]; then
+	# shellcheck source=tests/swiwarp/suite-lib.sh
+	source tests/swiwarp/suite-lib.sh
+	suite=robust
+	out=$BUILD/lab/robust-bait
+	mkdir -p "$out"
+	# shellcheck disable=SC2034 # read as ${!v} below
+	build_data_verify && ROBUST_BAIT=$out/atomic-verify
+fi
 # The lab passes no environment through: put the settings on the command.
 cmd=
-for v in ROBUST_DEV ROBUST_SEED ROBUST_N ROBUST_STRICT ROBUST_MPA_TIMEOUT_MS ROBUST_TARGETS; do
+for v in ROBUST_DEV ROBUST_SEED ROBUST_N ROBUST_STRICT ROBUST_MPA_TIMEOUT_MS ROBUST_TARGETS ROBUST_BAIT; do
 	[ -n "${!v:-}" ] && cmd+="$v=$(printf '%q' "${!v}") "
 done
 # Allocation tracking on the kmalloc caches: the slab baseline check counts
