@@ -40,7 +40,12 @@
 set -euo pipefail
 
 DEFAULT_SERIES=6.1
-DEBUG_KERNELS=${SWIWARP_DEBUG_KERNELS:-/var/cache/swiwarp/debug-kernel}
+# Resolved: a guest's /init checks the module tree under its new root
+# before switching to it, where an absolute symlink on the way (e.g. the
+# cache moved to a bigger disk and linked back) would point into the
+# initramfs instead.  The guest's root is the host's, so the resolved path
+# is the same in both.
+DEBUG_KERNELS=$(readlink -m "${SWIWARP_DEBUG_KERNELS:-/var/cache/swiwarp/debug-kernel}")
 
 die() { echo "kernels.sh: $*" >&2; exit 1; }
 
