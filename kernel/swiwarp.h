@@ -650,7 +650,29 @@ int swiwarp_ring_create(struct ib_udata *udata, size_t size,
 void swiwarp_ring_destroy(struct swiwarp_ring **ring,
 			  struct rdma_user_mmap_entry **entry);
 
+/*
+ * What the CM negotiated for a connection, handed to the QP with its
+ * socket when it moves to RTS (swiwarp_qp_enter_rts()).
+ */
+struct swiwarp_conn_params {
+	struct socket *sock;
+	struct swiwarp_cep *cep;
+	u32 ord;
+	u32 ird;
+	int rtr;		/* SWIWARP_RTR_* to send first; 0: none */
+	bool crc;
+	bool peer_rfc7306;
+	bool tx_markers;
+	bool rx_markers;
+	bool rtr_send;		/* P2P responder: the peer's RTR is a Send */
+	bool tx_hold;		/* responder: no FPDU before the peer's */
+};
+
 /* swiwarp_qp.c */
+void swiwarp_qp_state_init(struct swiwarp_qp *qp);
+int swiwarp_qp_enter_rts(struct swiwarp_qp *qp,
+			 const struct swiwarp_conn_params *c);
+void swiwarp_qp_terminate_sent(struct swiwarp_qp *qp);
 int swiwarp_qp_modify_state(struct swiwarp_qp *qp,
 			    enum swiwarp_qp_state next);
 void swiwarp_qp_error(struct swiwarp_qp *qp);
@@ -666,7 +688,6 @@ int swiwarp_qp_complete_recv_imm(struct swiwarp_qp *qp,
 				 u32 imm_data, bool se);
 bool swiwarp_rq_fetch(struct swiwarp_qp *qp, struct swiwarp_wqe *wqe);
 void swiwarp_wqe_put_mem(struct swiwarp_wqe *wqe);
-int swiwarp_qp_alloc_rd(struct swiwarp_qp *qp, u32 ord, u32 ird);
 void swiwarp_qp_free_rd(struct swiwarp_qp *qp);
 void swiwarp_qp_event(struct swiwarp_qp *qp, enum ib_event_type type);
 

@@ -421,68 +421,32 @@ static void swiwarp_cep_keepalive(struct sock *sk)
 }
 
 /*
- * Hand the socket to the QP and move it to RTS.  ord/ird/crc come from
- * the MPA negotiation.  With rtr != 0 the initiator's RTR FPDU is queued
- * before any work request.
+ * Hand the socket to the QP and move it to RTS with what the MPA
+ * negotiation agreed (ord/ird/crc/markers).  With rtr != 0 the initiator's
+ * RTR FPDU is queued before any work request.
  */
 static int swiwarp_cep_qp_rts(struct swiwarp_cep *cep, int rtr)
 {
 	struct swiwarp_qp *qp = cep->qp;
 	struct sock *sk = cep->sock->sk;
-	int rv = 0;
+	struct swiwarp_conn_params c = {
+		.sock = cep->sock,
+		.cep = cep,
+		.ord = cep->res.ord,
+		.ird = cep->res.ird,
+		.rtr = rtr,
+		.crc = cep->res.crc,
+		.peer_rfc7306 = cep->peer_rfc7306,
+		.tx_markers = cep->res.tx_markers,
+		.rx_markers = cep->res.rx_markers,
+		.rtr_send = !cep->active && cep->res.p2p &&
+			cep->res.rtr == IWARP_MPA_RTR_SEND,
+		.tx_hold = !cep->active,
+	};
+	int rv;
 
 	swiwarp_cep_keepalive(sk);
-	/*
-	 * tx_lock before state_lock, the order of the TX engine (which
-	 * changes the state while it holds tx_lock; swiwarp_qp.c).  Holding
-	 * tx_lock also keeps a flush of the previous connection out while
-	 * the ORQ/IRQ and the TX state are reset.
-	 */
-	mutex_lock(&qp->tx_lock);
-	down_write(&qp->state_lock);
-	if (qp->state != SWIWARP_QP_IDLE && qp->state != SWIWARP_QP_RTR) {
-		rv = -EINVAL;
-		goto out;
-	}
-	rv = swiwarp_qp_alloc_rd(qp, cep->res.ord, cep->res.ird);
-	if (rv)
-		goto out;
-	if (cep->res.tx_markers && !qp->tx.mbuf) {
-		qp->tx.mbuf = swiwarp_tx_alloc_buf();
-		if (!qp->tx.mbuf) {
-			rv = -ENOMEM;
-			goto out;
-		}
-	}
-	/* An overflow on an earlier connection is not this one's. */
-	clear_bit(0, &qp->cq_overflow);
-	qp->crc = cep->res.crc;
-	qp->peer_rfc7306 = cep->peer_rfc7306;
-	/* Before RTS and before the consumer hears of the connection. */
-	smp_store_release(&qp->sq_ctrl->peer_caps,
-			  qp->peer_rfc7306 ? SWIWARP_PEER_RFC7306 : 0);
-	qp->tx_markers = cep->res.tx_markers;
-	qp->rx_markers = cep->res.rx_markers;
-	spin_lock_bh(&qp->rx_lock);
-	qp->sock = cep->sock;
-	qp->cep = cep;
-	swiwarp_rx_reset(qp);
-	qp->rx.rtr_send = !cep->active && cep->res.p2p &&
-		cep->res.rtr == IWARP_MPA_RTR_SEND;
-	WRITE_ONCE(qp->tx_hold, !cep->active);
-	spin_unlock_bh(&qp->rx_lock);
-	memset(qp->tx.msn, 0, sizeof(qp->tx.msn));
-	qp->tx.buf_len = 0;
-	qp->tx.buf_sent = 0;
-	qp->tx.mk_pos = 0;
-	qp->term_sent = false;
-	qp->term_rcvd = false;
-	if (rtr)
-		swiwarp_tx_rtr(qp, rtr);
-	qp->state = SWIWARP_QP_RTS;
-out:
-	up_write(&qp->state_lock);
-	mutex_unlock(&qp->tx_lock);
+	rv = swiwarp_qp_enter_rts(qp, &c);
 	if (rv)
 		return rv;
 

@@ -5,6 +5,10 @@
  * States: IDLE -> RTS only through the CM (a connected socket), RTS ->
  * CLOSING (graceful disconnect), RTS -> TERMINATE (a Terminate is being
  * sent), any -> ERROR (flush all work requests, abort the connection).
+ * This file alone writes qp->state: swiwarp_qp_enter_rts() (CM),
+ * swiwarp_qp_terminate_sent() (TX) and swiwarp_qp_modify_state() (verbs,
+ * CM, TX, RX), all through the table swiwarp_qp_fsm below, which also
+ * names each transition's side effects (Documentation/design.md).
  *
  * Locking, in this order: tx_lock (mutex) serialises the TX engine with
  * connection set-up and teardown; state_lock (rwsem) guards qp->state;
@@ -308,7 +312,7 @@ void swiwarp_qp_flush(struct swiwarp_qp *qp)
  * rx_lock first.  A Terminate still pending from the previous connection is
  * dropped with them.
  */
-int swiwarp_qp_alloc_rd(struct swiwarp_qp *qp, u32 ord, u32 ird)
+static int swiwarp_qp_alloc_rd(struct swiwarp_qp *qp, u32 ord, u32 ird)
 {
 	u32 osz = roundup_pow_of_two(max(ord, 1U));
 	u32 isz = roundup_pow_of_two(max(ird, 1U));
@@ -367,92 +371,233 @@ void swiwarp_qp_free_rd(struct swiwarp_qp *qp)
 	qp->irq_size = 0;
 }
 
+/* ------------------------------------------------------- state machine */
+
 /*
- * Change state on a verbs or CM request.  RTS is entered only by the CM
- * (swiwarp_cm.c), never here.
+ * The legal transitions and what each one does besides writing qp->state.
+ * Indexed [from][to]; 0 is an illegal request (-EINVAL).  Side effects run
+ * after state_lock is dropped (flush and drop sleep and take tx_lock or
+ * cep->lock), except the Terminate, which is only queued.
+ */
+#define QPT_OK		BIT(0)	/* legal; without QPT_SET a no-op */
+#define QPT_SET		BIT(1)	/* write the new state */
+#define QPT_NOSOCK	BIT(2)	/* legal only once the socket is gone */
+#define QPT_CM		BIT(3)	/* only through swiwarp_qp_enter_rts() */
+#define QPT_TERM	BIT(4)	/* queue a Terminate (RDMAP, unspecified) */
+#define QPT_FLUSH	BIT(5)	/* flush the RQ, kick TX to flush SQ/ORQ */
+#define QPT_DROP	BIT(6)	/* drop the connection, FIN after data */
+/*
+ * ... or reset it: after a Terminate, or while zero-copy WQEs wait for
+ * their ACK.  Copied Sends and Writes complete once handed to TCP, so a
+ * reset would discard data the consumer was told is sent (rsockets
+ * destroys its QP right after its last Sends completed); flushed
+ * zero-copy WQEs are another matter: the reset frees TCP's references
+ * to their pages now instead of after the retransmission timeout.
+ */
+#define QPT_ABORT	BIT(7)
+
+#define QPT_GO		(QPT_OK | QPT_SET)
+#define QPT_TO_ERROR	(QPT_GO | QPT_FLUSH | QPT_DROP)
+
+static const u8 swiwarp_qp_fsm[][SWIWARP_QP_ERROR + 1] = {
+	[SWIWARP_QP_IDLE] = {
+		[SWIWARP_QP_IDLE] = QPT_GO,
+		[SWIWARP_QP_RTR] = QPT_GO,
+		[SWIWARP_QP_RTS] = QPT_GO | QPT_CM,
+		[SWIWARP_QP_CLOSING] = QPT_OK,
+		[SWIWARP_QP_ERROR] = QPT_GO | QPT_FLUSH,
+	},
+	[SWIWARP_QP_RTR] = {
+		[SWIWARP_QP_IDLE] = QPT_GO,
+		[SWIWARP_QP_RTR] = QPT_GO,
+		[SWIWARP_QP_RTS] = QPT_GO | QPT_CM,
+		[SWIWARP_QP_CLOSING] = QPT_OK,
+		[SWIWARP_QP_ERROR] = QPT_GO | QPT_FLUSH,
+	},
+	[SWIWARP_QP_RTS] = {
+		[SWIWARP_QP_RTS] = QPT_OK,
+		[SWIWARP_QP_CLOSING] = QPT_GO | QPT_DROP,
+		[SWIWARP_QP_TERMINATE] = QPT_GO | QPT_TERM,
+		[SWIWARP_QP_ERROR] = QPT_TO_ERROR | QPT_ABORT,
+	},
+	[SWIWARP_QP_CLOSING] = {
+		[SWIWARP_QP_IDLE] = QPT_GO | QPT_NOSOCK,
+		[SWIWARP_QP_CLOSING] = QPT_OK,
+		[SWIWARP_QP_ERROR] = QPT_TO_ERROR,
+	},
+	[SWIWARP_QP_TERMINATE] = {
+		[SWIWARP_QP_IDLE] = QPT_GO | QPT_NOSOCK,
+		[SWIWARP_QP_CLOSING] = QPT_OK,
+		[SWIWARP_QP_TERMINATE] = QPT_OK,
+		[SWIWARP_QP_ERROR] = QPT_TO_ERROR,
+	},
+	/*
+	 * A disconnect (librdmacm moves an iWARP QP to SQD before it asks
+	 * iw_cm to disconnect) may find the connection gone already; like
+	 * a hardware RNIC, take that as done.
+	 */
+	[SWIWARP_QP_ERROR] = {
+		[SWIWARP_QP_IDLE] = QPT_GO | QPT_NOSOCK,
+		[SWIWARP_QP_CLOSING] = QPT_OK,
+		[SWIWARP_QP_ERROR] = QPT_OK,
+	},
+};
+
+/*
+ * Look up from -> to in the table; 0 if it is illegal now.  QPT_NOSOCK
+ * is resolved here.  Called with state_lock held.
+ */
+static unsigned int swiwarp_qp_fsm_fx(struct swiwarp_qp *qp,
+				      enum swiwarp_qp_state to)
+{
+	unsigned int fx;
+
+	if ((unsigned int)to > SWIWARP_QP_ERROR)
+		return 0;
+	fx = swiwarp_qp_fsm[qp->state][to];
+	if ((fx & QPT_NOSOCK) && qp->sock)
+		return 0;
+	return fx;
+}
+
+/* The only write of qp->state after creation.  state_lock held. */
+static void swiwarp_qp_set_state(struct swiwarp_qp *qp,
+				 enum swiwarp_qp_state to)
+{
+	lockdep_assert_held_write(&qp->state_lock);
+	WRITE_ONCE(qp->state, to);
+}
+
+/* A new QP (swiwarp_create_qp), before anyone else can see it. */
+void swiwarp_qp_state_init(struct swiwarp_qp *qp)
+{
+	init_rwsem(&qp->state_lock);
+	qp->state = SWIWARP_QP_IDLE;
+}
+
+/*
+ * Make the transition to 'to' that the table allows, without the side
+ * effects in 'skip'.  Returns -EINVAL if it is illegal in the current
+ * state, 0 otherwise (also for a legal no-op).
+ */
+static int swiwarp_qp_transition(struct swiwarp_qp *qp,
+				 enum swiwarp_qp_state to, unsigned int skip)
+{
+	bool abort = false;
+	unsigned int fx;
+
+	down_write(&qp->state_lock);
+	fx = swiwarp_qp_fsm_fx(qp, to);
+	if (fx & QPT_CM)
+		fx = 0;
+	fx &= ~skip;
+	if (fx & QPT_ABORT)
+		abort = qp->term_sent || qp->term_rcvd ||
+			swiwarp_tx_zc_inflight(qp);
+	if (fx & QPT_SET)
+		swiwarp_qp_set_state(qp, to);
+	if (fx & QPT_TERM)
+		swiwarp_send_terminate(qp, 0x00, 0x05, NULL, 0);
+	/*
+	 * A reset QP starts afresh, also after a CQ overflow; any request
+	 * that finds it in IDLE clears that, as it always did.
+	 */
+	if (qp->state == SWIWARP_QP_IDLE)
+		clear_bit(0, &qp->cq_overflow);
+	up_write(&qp->state_lock);
+	if (!(fx & QPT_OK))
+		return -EINVAL;
+
+	if (fx & QPT_FLUSH)
+		swiwarp_qp_flush(qp);
+	if (fx & QPT_DROP)
+		swiwarp_cm_qp_drop(qp, abort);
+	return 0;
+}
+
+/*
+ * IDLE/RTR -> RTS: the CM hands over the connected socket with what it
+ * negotiated (swiwarp_cm.c).  Everything a connection starts from is reset
+ * here: ORQ/IRQ (sized by ord/ird), the marker buffer, the RX context, the
+ * TX MSNs, buffer and marker position, the Terminate flags; with c->rtr
+ * the initiator's RTR FPDU is queued before any work request.
+ *
+ * tx_lock before state_lock, the order of the TX engine (which changes
+ * the state while it holds tx_lock).  Holding tx_lock also keeps a flush
+ * of the previous connection out while the ORQ/IRQ and the TX state are
+ * reset.
+ */
+int swiwarp_qp_enter_rts(struct swiwarp_qp *qp,
+			 const struct swiwarp_conn_params *c)
+{
+	int rv = 0;
+
+	mutex_lock(&qp->tx_lock);
+	down_write(&qp->state_lock);
+	if (!(swiwarp_qp_fsm_fx(qp, SWIWARP_QP_RTS) & QPT_CM)) {
+		rv = -EINVAL;
+		goto out;
+	}
+	rv = swiwarp_qp_alloc_rd(qp, c->ord, c->ird);
+	if (rv)
+		goto out;
+	if (c->tx_markers && !qp->tx.mbuf) {
+		qp->tx.mbuf = swiwarp_tx_alloc_buf();
+		if (!qp->tx.mbuf) {
+			rv = -ENOMEM;
+			goto out;
+		}
+	}
+	/* An overflow on an earlier connection is not this one's. */
+	clear_bit(0, &qp->cq_overflow);
+	qp->crc = c->crc;
+	qp->peer_rfc7306 = c->peer_rfc7306;
+	/* Before RTS and before the consumer hears of the connection. */
+	smp_store_release(&qp->sq_ctrl->peer_caps,
+			  qp->peer_rfc7306 ? SWIWARP_PEER_RFC7306 : 0);
+	qp->tx_markers = c->tx_markers;
+	qp->rx_markers = c->rx_markers;
+	spin_lock_bh(&qp->rx_lock);
+	qp->sock = c->sock;
+	qp->cep = c->cep;
+	swiwarp_rx_reset(qp);
+	qp->rx.rtr_send = c->rtr_send;
+	WRITE_ONCE(qp->tx_hold, c->tx_hold);
+	spin_unlock_bh(&qp->rx_lock);
+	memset(qp->tx.msn, 0, sizeof(qp->tx.msn));
+	qp->tx.buf_len = 0;
+	qp->tx.buf_sent = 0;
+	qp->tx.mk_pos = 0;
+	qp->term_sent = false;
+	qp->term_rcvd = false;
+	if (c->rtr)
+		swiwarp_tx_rtr(qp, c->rtr);
+	swiwarp_qp_set_state(qp, SWIWARP_QP_RTS);
+out:
+	up_write(&qp->state_lock);
+	mutex_unlock(&qp->tx_lock);
+	return rv;
+}
+
+/*
+ * Our Terminate is out (the TX engine, tx_lock held): RTS -> TERMINATE
+ * without queueing another one, then -> ERROR.  In any other state
+ * (CLOSING, or ERROR already) only the second step applies.
+ */
+void swiwarp_qp_terminate_sent(struct swiwarp_qp *qp)
+{
+	swiwarp_qp_transition(qp, SWIWARP_QP_TERMINATE, QPT_TERM);
+	swiwarp_qp_transition(qp, SWIWARP_QP_ERROR, 0);
+}
+
+/*
+ * Change state on a verbs or CM request: the table above decides.  RTS is
+ * entered only by the CM (swiwarp_qp_enter_rts()), never here.
  */
 int swiwarp_qp_modify_state(struct swiwarp_qp *qp,
 			    enum swiwarp_qp_state next)
 {
-	bool flush = false, drop = false, abort = false;
-	int rv = 0;
-
-	down_write(&qp->state_lock);
-	switch (qp->state) {
-	case SWIWARP_QP_IDLE:
-	case SWIWARP_QP_RTR:
-		if (next == SWIWARP_QP_ERROR) {
-			qp->state = SWIWARP_QP_ERROR;
-			flush = true;
-		} else if (next == SWIWARP_QP_IDLE || next == SWIWARP_QP_RTR) {
-			qp->state = next;
-		} else if (next != SWIWARP_QP_CLOSING) {
-			rv = -EINVAL;
-		}
-		break;
-	case SWIWARP_QP_RTS:
-		if (next == SWIWARP_QP_CLOSING) {
-			qp->state = SWIWARP_QP_CLOSING;
-			drop = true;
-		} else if (next == SWIWARP_QP_TERMINATE) {
-			qp->state = SWIWARP_QP_TERMINATE;
-			swiwarp_send_terminate(qp, 0x00, 0x05, NULL, 0);
-		} else if (next == SWIWARP_QP_ERROR) {
-			qp->state = SWIWARP_QP_ERROR;
-			flush = true;
-			drop = true;
-			/*
-			 * Copied Sends and Writes complete once handed to
-			 * TCP, so a reset here would discard data the
-			 * consumer was told is sent (rsockets destroys its
-			 * QP right after its last Sends completed).  Close
-			 * with a FIN after the queued data; reset after a
-			 * Terminate, or when zero-copy WQEs still wait for
-			 * their ACK: they are flushed, and the reset frees
-			 * TCP's references to their pages now instead of
-			 * after the retransmission timeout.
-			 */
-			abort = qp->term_sent || qp->term_rcvd ||
-				swiwarp_tx_zc_inflight(qp);
-		} else if (next != SWIWARP_QP_RTS) {
-			rv = -EINVAL;
-		}
-		break;
-	case SWIWARP_QP_CLOSING:
-	case SWIWARP_QP_TERMINATE:
-		if (next == SWIWARP_QP_ERROR) {
-			qp->state = SWIWARP_QP_ERROR;
-			flush = true;
-			drop = true;
-		} else if (next == SWIWARP_QP_IDLE && !qp->sock) {
-			qp->state = SWIWARP_QP_IDLE;
-		} else if (next != qp->state && next != SWIWARP_QP_CLOSING) {
-			rv = -EINVAL;
-		}
-		break;
-	case SWIWARP_QP_ERROR:
-		/*
-		 * A disconnect (librdmacm moves an iWARP QP to SQD before
-		 * it asks iw_cm to disconnect) may find the connection gone
-		 * already; like a hardware RNIC, take that as done.
-		 */
-		if (next == SWIWARP_QP_IDLE && !qp->sock)
-			qp->state = SWIWARP_QP_IDLE;
-		else if (next != SWIWARP_QP_ERROR &&
-			 next != SWIWARP_QP_CLOSING)
-			rv = -EINVAL;
-		break;
-	}
-	/* A reset QP starts afresh, also after a CQ overflow. */
-	if (qp->state == SWIWARP_QP_IDLE)
-		clear_bit(0, &qp->cq_overflow);
-	up_write(&qp->state_lock);
-
-	if (flush)
-		swiwarp_qp_flush(qp);
-	if (drop)
-		swiwarp_cm_qp_drop(qp, abort);
-	return rv;
+	return swiwarp_qp_transition(qp, next, 0);
 }
 
 /* Move to ERROR from any context that may sleep. */

@@ -1325,11 +1325,7 @@ static void swiwarp_tx_run(struct swiwarp_qp *qp, unsigned int budget)
 				qp->tx.term_done = false;
 				swiwarp_stat_term(qp->sdev, true,
 						  qp->tx.term_layer_etype >> 4);
-				down_write(&qp->state_lock);
-				if (qp->state == SWIWARP_QP_RTS)
-					qp->state = SWIWARP_QP_TERMINATE;
-				up_write(&qp->state_lock);
-				swiwarp_qp_modify_state(qp, SWIWARP_QP_ERROR);
+				swiwarp_qp_terminate_sent(qp);
 				return;
 			}
 			continue;

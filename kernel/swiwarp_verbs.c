@@ -638,14 +638,13 @@ int swiwarp_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	qp->sdev = sdev;
 	kref_init(&qp->ref);
 	init_completion(&qp->freed);
-	init_rwsem(&qp->state_lock);
+	swiwarp_qp_state_init(qp);
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	spin_lock_init(&qp->orq_lock);
 	spin_lock_init(&qp->rx_lock);
 	mutex_init(&qp->tx_lock);
 	INIT_WORK(&qp->tx_work, swiwarp_tx_work);
-	qp->state = SWIWARP_QP_IDLE;
 	qp->user = !!udata;
 	qp->owner = current_euid();
 	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
