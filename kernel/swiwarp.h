@@ -295,6 +295,28 @@ struct swiwarp_tx_frag {
 
 struct swiwarp_zc;
 
+/*
+ * The TX engine's phase: what the message in tx.wqe is, while
+ * tx.wqe.active.  SQ -> READ_REQ when a Read or Atomic moves to the ORQ
+ * before its Request is built; IRQ -> READ_RESP when a Read Response
+ * starts; back to SQ when the last FPDU is pushed, on a flush and on a
+ * failure (swiwarp_qp_tx.c).
+ */
+enum swiwarp_tx_phase {
+	SWIWARP_TX_SQ,		/* an SQ WQE completed by TX, or none */
+	SWIWARP_TX_READ_REQ,	/* Read/Atomic Request: its ORQ entry owns
+				 * the memory and the completion
+				 */
+	SWIWARP_TX_READ_RESP,	/* Read Response to the IRQ's head */
+};
+
+/* What is done once tx.buf is pushed in full. */
+enum swiwarp_tx_fpdu {
+	SWIWARP_TX_FPDU_PLAIN,	/* nothing: an FPDU mid-message, an RTR */
+	SWIWARP_TX_FPDU_LAST,	/* the end of tx.wqe: it is done */
+	SWIWARP_TX_FPDU_TERM,	/* our Terminate: the QP goes to ERROR */
+};
+
 struct swiwarp_tx {
 	u8 *buf;			/* one FPDU being sent */
 	/*
@@ -331,11 +353,9 @@ struct swiwarp_tx {
 	bool copy_pages;		/* TCP copies all pieces of this FPDU */
 	u32 msn[4];			/* last MSN sent per untagged queue */
 	u32 req_id;			/* Request Identifier of an Atomic */
-	bool irq_active;		/* wqe below is a Read Response */
-	bool rd_queued;			/* wqe below is a Read already in the ORQ */
-	bool last_of_wqe;		/* buf holds the WQE's last FPDU */
+	enum swiwarp_tx_phase phase;	/* what wqe below is */
+	enum swiwarp_tx_fpdu fpdu;	/* what pushing buf completes */
 	bool more;			/* more FPDUs of the WQE follow */
-	bool term_done;			/* buf holds our Terminate */
 	int rtr_pending;		/* SWIWARP_RTR_* to send first */
 	struct swiwarp_wqe wqe;		/* SQ WQE or Read Response */
 	struct swiwarp_irq_entry rresp;

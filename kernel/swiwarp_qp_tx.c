@@ -830,7 +830,7 @@ static int swiwarp_tx_build_imm(struct swiwarp_qp *qp, bool *done)
 
 /*
  * Build the next FPDU of the active WQE (Write, Send, Read Request or,
- * with irq_active, a Read Response).  Sets *done when this FPDU carries
+ * in phase READ_RESP, a Read Response).  Sets *done when this FPDU carries
  * the end of the message.
  */
 static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
@@ -838,11 +838,12 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 	struct swiwarp_wqe *wqe = &qp->tx.wqe;
 	struct swiwarp_sqe *sqe = &wqe->sqe;
 	struct iwarp_rdmap_msg msg;
+	bool rresp = qp->tx.phase == SWIWARP_TX_READ_RESP;
 	u32 left, n, maxpay;
 	int hlen, rv;
 
 	*done = false;
-	if (qp->tx.irq_active) {
+	if (rresp) {
 		iwarp_rdmap_init(&msg, IWARP_OP_READ_RESPONSE);
 		msg.ddp.stag = qp->tx.rresp.sink_stag;
 		msg.ddp.to = qp->tx.rresp.sink_to + wqe->processed;
@@ -953,7 +954,7 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 	if (hlen < 0)
 		return hlen;
 
-	if (!qp->tx.irq_active && qp->tx.zc_want && !qp->tx.zc &&
+	if (!rresp && qp->tx.zc_want && !qp->tx.zc &&
 	    !wqe->processed)
 		swiwarp_zc_begin(qp);
 	if (n && qp->tx.zc && !swiwarp_tx_frame_sgl(qp, wqe, hlen, n)) {
@@ -971,7 +972,7 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 	 * posted WR before TCP copied it (which the verbs forbid) makes
 	 * the peer see a CRC error and terminate, never a silent mix.
 	 */
-	if (n && !qp->tx.irq_active && !qp->tx.zc && !qp->tx_markers &&
+	if (n && !rresp && !qp->tx.zc && !qp->tx_markers &&
 	    !(sqe->flags & SWIWARP_WQE_INLINE) && tx_variant(tx_copy_pages) &&
 	    !swiwarp_tx_frame_sgl(qp, wqe, hlen, n)) {
 		qp->tx.copy_pages = true;
@@ -979,7 +980,7 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 	}
 
 	/* A Read Response from the source pages, when it may be. */
-	if (n && qp->tx.irq_active && swiwarp_zc_rresp(qp) &&
+	if (n && rresp && swiwarp_zc_rresp(qp) &&
 	    !swiwarp_tx_frame_pages(qp, wqe->mem[0],
 				    qp->tx.rresp.src_to + wqe->processed,
 				    hlen, n))
@@ -987,7 +988,7 @@ static int swiwarp_tx_build_wqe(struct swiwarp_qp *qp, bool *done)
 	if (n) {
 		u8 *dst = qp->tx.buf + IWARP_MPA_ULPDU_LEN_FIELD + hlen;
 
-		if (qp->tx.irq_active)
+		if (rresp)
 			rv = swiwarp_mem_copy(wqe->mem[0],
 					      qp->tx.rresp.src_to +
 					      wqe->processed, dst, n, false);
@@ -1005,7 +1006,7 @@ framed:
 	wqe->processed += n;
 	*done = msg.ddp.last;
 	/* The Immediate Data message is still to come. */
-	if (!qp->tx.irq_active && sqe->opcode == SWIWARP_OP_WRITE_IMM) {
+	if (!rresp && sqe->opcode == SWIWARP_OP_WRITE_IMM) {
 		wqe->write_sent = msg.ddp.last;
 		*done = false;
 	}
@@ -1088,7 +1089,7 @@ static bool swiwarp_tx_start_rresp(struct swiwarp_qp *qp)
 	memset(wqe, 0, sizeof(*wqe));
 	wqe->bytes = qp->tx.rresp.len;
 	wqe->active = true;
-	qp->tx.irq_active = true;
+	qp->tx.phase = SWIWARP_TX_READ_RESP;
 	if (wqe->bytes) {
 		struct swiwarp_mem *mem =
 			swiwarp_mem_get(qp->sdev, qp->tx.rresp.src_stag);
@@ -1101,7 +1102,7 @@ static bool swiwarp_tx_start_rresp(struct swiwarp_qp *qp)
 			if (mem)
 				swiwarp_mem_put(mem);
 			wqe->active = false;
-			qp->tx.irq_active = false;
+			qp->tx.phase = SWIWARP_TX_SQ;
 			swiwarp_send_terminate(qp, (IWARP_TERM_LAYER_RDMAP << 4) |
 					       IWARP_TERM_RDMAP_ETYPE_PROTECTION,
 					       IWARP_TERM_RDMAP_INVALID_STAG,
@@ -1142,7 +1143,7 @@ static bool swiwarp_tx_orq_push(struct swiwarp_qp *qp)
 		/* The ORQ entry owns the memory references now. */
 		memset(qp->tx.wqe.mem, 0, sizeof(qp->tx.wqe.mem));
 		/* ... and its completion: never complete tx.wqe as well. */
-		qp->tx.rd_queued = true;
+		qp->tx.phase = SWIWARP_TX_READ_REQ;
 		ok = true;
 	}
 	spin_unlock_irqrestore(&qp->orq_lock, flags);
@@ -1210,7 +1211,7 @@ static void swiwarp_tx_flush(struct swiwarp_qp *qp)
 	}
 	swiwarp_zc_reap(qp, true);
 	if (qp->tx.wqe.active) {
-		if (qp->tx.irq_active || qp->tx.rd_queued) {
+		if (qp->tx.phase != SWIWARP_TX_SQ) {
 			swiwarp_wqe_put_mem(&qp->tx.wqe);
 		} else {
 			swiwarp_tx_slot_drop(qp);
@@ -1218,8 +1219,7 @@ static void swiwarp_tx_flush(struct swiwarp_qp *qp)
 					       SWIWARP_WC_WR_FLUSH_ERR);
 		}
 		qp->tx.wqe.active = false;
-		qp->tx.irq_active = false;
-		qp->tx.rd_queued = false;
+		qp->tx.phase = SWIWARP_TX_SQ;
 	}
 	swiwarp_tx_slot_drop(qp);
 	/*
@@ -1247,12 +1247,11 @@ static void swiwarp_tx_fail(struct swiwarp_qp *qp, int status)
 	swiwarp_zc_abort(qp);
 	swiwarp_zc_reap(qp, true);
 	swiwarp_tx_slot_drop(qp);
-	if (qp->tx.wqe.active && !qp->tx.irq_active && !qp->tx.rd_queued)
+	if (qp->tx.wqe.active && qp->tx.phase == SWIWARP_TX_SQ)
 		swiwarp_qp_complete_sq(qp, &qp->tx.wqe, status);
 	swiwarp_wqe_put_mem(&qp->tx.wqe);
 	qp->tx.wqe.active = false;
-	qp->tx.irq_active = false;
-	qp->tx.rd_queued = false;
+	qp->tx.phase = SWIWARP_TX_SQ;
 	swiwarp_qp_modify_state(qp, SWIWARP_QP_ERROR);
 }
 
@@ -1261,10 +1260,10 @@ static void swiwarp_tx_wqe_done(struct swiwarp_qp *qp)
 {
 	struct swiwarp_wqe *wqe = &qp->tx.wqe;
 
-	if (qp->tx.irq_active) {
+	if (qp->tx.phase == SWIWARP_TX_READ_RESP) {
 		swiwarp_wqe_put_mem(wqe);
 		wqe->active = false;
-		qp->tx.irq_active = false;
+		qp->tx.phase = SWIWARP_TX_SQ;
 		return;
 	}
 	switch (wqe->sqe.opcode) {
@@ -1274,7 +1273,7 @@ static void swiwarp_tx_wqe_done(struct swiwarp_qp *qp)
 	case SWIWARP_OP_ATOMIC_FA:
 		/* Already moved to the ORQ before sending the request. */
 		wqe->active = false;
-		qp->tx.rd_queued = false;
+		qp->tx.phase = SWIWARP_TX_SQ;
 		break;
 	default:
 		swiwarp_tx_retire(qp, SWIWARP_WC_SUCCESS);
@@ -1286,6 +1285,7 @@ static void swiwarp_tx_wqe_done(struct swiwarp_qp *qp)
 
 static void swiwarp_tx_run(struct swiwarp_qp *qp, unsigned int budget)
 {
+	enum swiwarp_tx_fpdu fpdu;
 	unsigned int step;
 	bool done;
 	int rv, state;
@@ -1317,12 +1317,11 @@ static void swiwarp_tx_run(struct swiwarp_qp *qp, unsigned int budget)
 			swiwarp_stat_inc(qp->sdev, SWIWARP_STAT_TX_FPDUS);
 			swiwarp_stat_add(qp->sdev, SWIWARP_STAT_TX_PAYLOAD_BYTES,
 					 qp->tx.payload);
-			if (qp->tx.last_of_wqe) {
-				qp->tx.last_of_wqe = false;
+			fpdu = qp->tx.fpdu;
+			qp->tx.fpdu = SWIWARP_TX_FPDU_PLAIN;
+			if (fpdu == SWIWARP_TX_FPDU_LAST)
 				swiwarp_tx_wqe_done(qp);
-			}
-			if (qp->tx.term_done) {
-				qp->tx.term_done = false;
+			if (fpdu == SWIWARP_TX_FPDU_TERM) {
 				swiwarp_stat_term(qp->sdev, true,
 						  qp->tx.term_layer_etype >> 4);
 				swiwarp_qp_terminate_sent(qp);
@@ -1334,7 +1333,7 @@ static void swiwarp_tx_run(struct swiwarp_qp *qp, unsigned int budget)
 		if (qp->tx.term_pending) {
 			if (swiwarp_tx_build_term(qp))
 				goto fatal;
-			qp->tx.term_done = true;
+			qp->tx.fpdu = SWIWARP_TX_FPDU_TERM;
 			continue;
 		}
 		if (state != SWIWARP_QP_RTS || qp->term_sent)
@@ -1386,7 +1385,7 @@ static void swiwarp_tx_run(struct swiwarp_qp *qp, unsigned int budget)
 			}
 		}
 
-		if (!qp->tx.irq_active) {
+		if (qp->tx.phase != SWIWARP_TX_READ_RESP) {
 			struct swiwarp_sqe *sqe = &qp->tx.wqe.sqe;
 			/* Atomics count against ORD as Reads (RFC 7306). */
 			bool is_read = sqe->opcode == SWIWARP_OP_READ ||
@@ -1404,10 +1403,10 @@ static void swiwarp_tx_run(struct swiwarp_qp *qp, unsigned int budget)
 			 * when no earlier WQE waits for its ACK, so that it
 			 * cannot complete before them.
 			 */
-			if (is_read && !qp->tx.rd_queued &&
+			if (is_read && qp->tx.phase != SWIWARP_TX_READ_REQ &&
 			    !swiwarp_zc_ring_empty(qp))
 				return;	/* the zero-copy callback kicks us */
-			if (is_read && !qp->tx.rd_queued &&
+			if (is_read && qp->tx.phase != SWIWARP_TX_READ_REQ &&
 			    !swiwarp_tx_orq_push(qp))
 				return;	/* ORQ full; ditto */
 		}
@@ -1417,14 +1416,15 @@ static void swiwarp_tx_run(struct swiwarp_qp *qp, unsigned int budget)
 			u8 le = (IWARP_TERM_LAYER_RDMAP << 4) |
 				IWARP_TERM_RDMAP_ETYPE_CATASTROPHIC;
 
-			if (qp->tx.irq_active)
+			if (qp->tx.phase == SWIWARP_TX_READ_RESP)
 				swiwarp_send_terminate(qp, le,
 						       IWARP_TERM_RDMAP_CATASTROPHIC,
 						       NULL, 0);
 			swiwarp_tx_fail(qp, SWIWARP_WC_LOC_PROT_ERR);
 			return;
 		}
-		qp->tx.last_of_wqe = done;
+		qp->tx.fpdu = done ? SWIWARP_TX_FPDU_LAST :
+			SWIWARP_TX_FPDU_PLAIN;
 	}
 	/* Burst used up: yield the worker and continue later. */
 	swiwarp_sq_kick(qp);
