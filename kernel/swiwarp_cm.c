@@ -46,8 +46,30 @@ enum swiwarp_cep_state {
 	CEP_AWAIT_MPAREP,
 	CEP_AWAIT_MPAREQ,
 	CEP_RECVD_MPAREQ,
+	/*
+	 * Accepted P2P responder: the QP is in RTS, ESTABLISHED waits for
+	 * the initiator's RTR (or the MPA timeout).
+	 */
+	CEP_AWAIT_RTR,
 	CEP_RDMA,
 	CEP_CLOSED,
+};
+
+/*
+ * iw_cm event contract (drivers/infiniband/core/iwcm.c): an active
+ * cm_id waits for exactly one CONNECT_REPLY; an accepted passive one for
+ * exactly one ESTABLISHED (iw_destroy_cm_id and iw_cm_disconnect block
+ * until it comes).  Only after either of them with status 0 (or
+ * ESTABLISHED with any status) are DISCONNECT and CLOSE legal; CLOSE in
+ * any other state is a BUG() in iw_cm.  Not folded into the endpoint's
+ * state: it runs across several of them (owed from CONNECTING through
+ * AWAIT_MPAREP, or in AWAIT_RTR; up in RDMA until the close reports it)
+ * and only for endpoints that have a cm_id.
+ */
+enum swiwarp_cep_iw {
+	CEP_IW_NONE,		/* nothing owed, nothing reported up */
+	CEP_IW_OWED,		/* the one CONNECT_REPLY/ESTABLISHED */
+	CEP_IW_UP,		/* iw_cm saw the connection up */
 };
 
 enum {
@@ -85,7 +107,6 @@ struct swiwarp_cep {
 	bool cb_installed;
 	bool rdma_mode;
 	bool drop_abort;
-	bool await_rtr;
 	bool active;			/* we called connect() */
 	/*
 	 * The peer announced RFC 7306 in its MPA frame (mpa.h): the QP may
@@ -94,17 +115,7 @@ struct swiwarp_cep {
 	 */
 	bool peer_rfc7306;
 	bool orphan;			/* its listener went away undecided */
-	/*
-	 * iw_cm event contract (drivers/infiniband/core/iwcm.c): an active
-	 * cm_id waits for exactly one CONNECT_REPLY; an accepted passive
-	 * one for exactly one ESTABLISHED (iw_destroy_cm_id and
-	 * iw_cm_disconnect block until it comes).  Only after either of
-	 * them with status 0 (or ESTABLISHED with any status) are
-	 * DISCONNECT and CLOSE legal; CLOSE in any other state is a BUG()
-	 * in iw_cm.  iw_pending: the one event is still owed.
-	 */
-	bool iw_pending;
-	bool connected_up;		/* iw_cm saw the connection up */
+	enum swiwarp_cep_iw iw;
 	int err;			/* status for the owed event */
 	unsigned long deadline;		/* of the armed timer */
 	void (*old_data_ready)(struct sock *sk);
@@ -553,8 +564,8 @@ static void swiwarp_cep_notify_close(struct swiwarp_cep *cep)
 {
 	int err = cep->err ? cep->err : -ECONNRESET;
 
-	if (cep->iw_pending) {
-		cep->iw_pending = false;
+	if (cep->iw == CEP_IW_OWED) {
+		cep->iw = CEP_IW_NONE;
 		if (cep->active) {
 			swiwarp_cm_upcall(cep, cep->cm_id,
 					  IW_CM_EVENT_CONNECT_REPLY, err, NULL,
@@ -563,10 +574,10 @@ static void swiwarp_cep_notify_close(struct swiwarp_cep *cep)
 		}
 		swiwarp_cm_upcall(cep, cep->cm_id, IW_CM_EVENT_ESTABLISHED, err,
 				  NULL, 0);
-		cep->connected_up = true;
+		cep->iw = CEP_IW_UP;
 	}
-	if (cep->connected_up) {
-		cep->connected_up = false;
+	if (cep->iw == CEP_IW_UP) {
+		cep->iw = CEP_IW_NONE;
 		swiwarp_cm_upcall(cep, cep->cm_id, IW_CM_EVENT_CLOSE, 0, NULL,
 				  0);
 	}
@@ -637,7 +648,7 @@ static void swiwarp_cep_close(struct swiwarp_cep *cep, bool abort)
 		swiwarp_qp_put(qp);
 	}
 	swiwarp_cep_leave_listener(cep);
-	cep->state = CEP_CLOSED;
+	WRITE_ONCE(cep->state, CEP_CLOSED);
 	if (cep->owner_ref) {
 		cep->owner_ref = false;
 		/* A reference from the caller keeps cep alive until unlock. */
@@ -807,7 +818,7 @@ static void swiwarp_cep_proc_reply(struct swiwarp_cep *cep)
 	if (rv == IWARP_ERR_PEER_REJECTED) {
 		if (cep->req.markers)
 			pr_info_ratelimited("swiwarp: peer rejected the MPA Request; it asked for markers (markers=1), which peers such as Linux siw do not support\n");
-		cep->iw_pending = false;
+		cep->iw = CEP_IW_NONE;
 		swiwarp_cm_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY,
 				  -ECONNREFUSED, rep.ulp_pdata,
 				  rep.ulp_pdata_len);
@@ -831,8 +842,7 @@ static void swiwarp_cep_proc_reply(struct swiwarp_cep *cep)
 	}
 	cep->state = CEP_RDMA;
 	swiwarp_cep_stop_timer(cep);
-	cep->iw_pending = false;
-	cep->connected_up = true;
+	cep->iw = CEP_IW_UP;
 	swiwarp_cm_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY, 0,
 			  rep.ulp_pdata, rep.ulp_pdata_len);
 	return;
@@ -981,9 +991,10 @@ static void swiwarp_cep_proc_state(struct swiwarp_cep *cep)
 		if (st != TCP_ESTABLISHED)
 			swiwarp_cep_release_sock(cep, true);
 		break;
+	case CEP_AWAIT_RTR:
 	case CEP_RDMA:
 		if (st != TCP_ESTABLISHED) {
-			if (cep->connected_up && cep->cm_id)
+			if (cep->iw == CEP_IW_UP && cep->cm_id)
 				swiwarp_cm_upcall(cep, cep->cm_id,
 						  IW_CM_EVENT_DISCONNECT, 0,
 						  NULL, 0);
@@ -1064,18 +1075,18 @@ static void swiwarp_cep_work(struct work_struct *w)
 	if (test_and_clear_bit(CEP_EV_DATA, &cep->events))
 		swiwarp_cep_proc_data(cep);
 	if (test_and_clear_bit(CEP_EV_RTR, &cep->events) &&
-	    cep->state == CEP_RDMA && cep->await_rtr) {
-		cep->await_rtr = false;
+	    cep->state == CEP_AWAIT_RTR) {
+		WRITE_ONCE(cep->state, CEP_RDMA);
 		swiwarp_cep_stop_timer(cep);
-		cep->iw_pending = false;
-		cep->connected_up = true;
+		cep->iw = CEP_IW_UP;
 		swiwarp_cm_upcall(cep, cep->cm_id, IW_CM_EVENT_ESTABLISHED, 0,
 				  NULL, 0);
 	}
 	if (test_and_clear_bit(CEP_EV_STATE, &cep->events))
 		swiwarp_cep_proc_state(cep);
 	if (test_and_clear_bit(CEP_EV_DROP, &cep->events)) {
-		if (cep->state == CEP_RDMA || cep->state == CEP_AWAIT_MPAREQ) {
+		if (cep->state == CEP_RDMA || cep->state == CEP_AWAIT_RTR ||
+		    cep->state == CEP_AWAIT_MPAREQ) {
 			swiwarp_cep_close(cep, cep->drop_abort);
 		} else if (cep->state == CEP_RECVD_MPAREQ && !cep->orphan) {
 			/*
@@ -1114,15 +1125,15 @@ static void swiwarp_cep_timeout(struct work_struct *w)
 		swiwarp_stat_inc(cep->sdev, SWIWARP_STAT_MPA_FAILURES);
 		swiwarp_cep_close(cep, true);
 		break;
+	case CEP_AWAIT_RTR:
+		pr_info_ratelimited("swiwarp: no RTR from initiator\n");
+		swiwarp_stat_inc(cep->sdev, SWIWARP_STAT_MPA_FAILURES);
+		swiwarp_cep_fail(cep, -ETIMEDOUT, true);
+		break;
 	case CEP_RDMA:
-		if (cep->await_rtr) {
-			pr_info_ratelimited("swiwarp: no RTR from initiator\n");
-			swiwarp_stat_inc(cep->sdev, SWIWARP_STAT_MPA_FAILURES);
-			swiwarp_cep_fail(cep, -ETIMEDOUT, true);
-		} else if (cep->qp) {
-			/* The ULP's server speaks first. */
+		/* The ULP's server speaks first. */
+		if (cep->qp)
 			swiwarp_qp_release_hold(cep->qp);
-		}
 		break;
 	case CEP_RECVD_MPAREQ:
 		/*
@@ -1175,7 +1186,8 @@ void swiwarp_cm_rtr_received(struct swiwarp_qp *qp)
 {
 	struct swiwarp_cep *cep = qp->cep;	/* under rx_lock */
 
-	if (cep && cep->await_rtr)
+	/* Not under cep->lock: the work checks the state again. */
+	if (cep && READ_ONCE(cep->state) == CEP_AWAIT_RTR)
 		swiwarp_cep_event(cep, CEP_EV_RTR);
 	swiwarp_qp_release_hold(qp);
 }
@@ -1313,7 +1325,7 @@ int swiwarp_connect(struct iw_cm_id *id, struct iw_cm_conn_param *p)
 		swiwarp_cep_put(cep);
 		return rv;
 	}
-	cep->iw_pending = true;
+	cep->iw = CEP_IW_OWED;
 	swiwarp_cep_arm_timer(cep);
 	swiwarp_cep_event(cep, CEP_EV_STATE);
 	mutex_unlock(&cep->lock);
@@ -1386,20 +1398,19 @@ int swiwarp_accept(struct iw_cm_id *id, struct iw_cm_conn_param *p)
 	rv = swiwarp_cep_send_rr(cep, &rep);
 	if (rv)
 		goto err_close;
-	cep->await_rtr = cep->res.p2p;
-	cep->state = CEP_RDMA;
+	WRITE_ONCE(cep->state, cep->res.p2p ? CEP_AWAIT_RTR : CEP_RDMA);
 	rv = swiwarp_cep_qp_rts(cep, 0);
 	if (rv)
 		goto err_close;
-	if (cep->await_rtr) {
+	if (cep->state == CEP_AWAIT_RTR) {
 		/*
 		 * ESTABLISHED is reported when the RTR arrives; from here
 		 * on iw_cm is owed it whatever happens (swiwarp_cep_close).
 		 */
-		cep->iw_pending = true;
+		cep->iw = CEP_IW_OWED;
 		swiwarp_cep_arm_timer(cep);
 	} else {
-		cep->connected_up = true;
+		cep->iw = CEP_IW_UP;
 		swiwarp_cm_upcall(cep, id, IW_CM_EVENT_ESTABLISHED, 0, NULL, 0);
 		if (READ_ONCE(qp->tx_hold))
 			swiwarp_cep_arm_timer_ms(cep, SWIWARP_RESPONDER_HOLD_MS);
@@ -1409,8 +1420,7 @@ int swiwarp_accept(struct iw_cm_id *id, struct iw_cm_conn_param *p)
 
 err_close:
 	/* A failed iw_accept() precludes provider events (iwcm.c). */
-	cep->iw_pending = false;
-	cep->connected_up = false;
+	cep->iw = CEP_IW_NONE;
 	id->provider_data = NULL;
 	swiwarp_cep_close(cep, true);
 out:
