@@ -383,7 +383,7 @@ void swiwarp_qp_free_rd(struct swiwarp_qp *qp)
 #define QPT_SET		BIT(1)	/* write the new state */
 #define QPT_NOSOCK	BIT(2)	/* legal only once the socket is gone */
 #define QPT_CM		BIT(3)	/* only through swiwarp_qp_enter_rts() */
-#define QPT_TERM	BIT(4)	/* queue a Terminate (RDMAP, unspecified) */
+#define QPT_TERM	BIT(4)	/* queue a Terminate (see its caller) */
 #define QPT_FLUSH	BIT(5)	/* flush the RQ, kick TX to flush SQ/ORQ */
 #define QPT_DROP	BIT(6)	/* drop the connection, FIN after data */
 /*
@@ -496,6 +496,10 @@ static int swiwarp_qp_transition(struct swiwarp_qp *qp,
 			swiwarp_tx_zc_inflight(qp);
 	if (fx & QPT_SET)
 		swiwarp_qp_set_state(qp, to);
+	/*
+	 * The Terminate a consumer's SQE request has always sent: layer
+	 * and type byte 0x00 (RDMAP, local catastrophic), code 0x05.
+	 */
 	if (fx & QPT_TERM)
 		swiwarp_send_terminate(qp, 0x00, 0x05, NULL, 0);
 	/*
