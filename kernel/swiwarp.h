@@ -61,6 +61,32 @@ enum swiwarp_crc_policy {
 #define SWIWARP_RTR_READ	0x2
 #define SWIWARP_RTR_SEND	0x4
 
+/*
+ * swiwarp_fault.c: allocation failures on demand, in kernels with fault
+ * injection (/sys/kernel/debug/fail_swiwarp_alloc/).  Every allocation of
+ * swiwarp's own goes through swiwarp_alloc(), so a test can fail each of
+ * them, in any context, without touching the rest of the kernel.
+ */
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+bool swiwarp_fail_alloc(void);
+void swiwarp_fault_init(void);
+void swiwarp_fault_exit(void);
+#else
+static inline bool swiwarp_fail_alloc(void)
+{
+	return false;
+}
+
+static inline void swiwarp_fault_init(void)
+{
+}
+
+static inline void swiwarp_fault_exit(void)
+{
+}
+#endif
+#define swiwarp_alloc(allocation) (swiwarp_fail_alloc() ? NULL : (allocation))
+
 /* swiwarp_crc.c: MPA CRC32c with the crypto API's crc32c */
 int swiwarp_crc_init(void);
 void swiwarp_crc_exit(void);

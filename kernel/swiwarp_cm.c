@@ -183,7 +183,7 @@ static void swiwarp_cep_timeout(struct work_struct *w);
 
 static struct swiwarp_cep *swiwarp_cep_new(struct swiwarp_dev *sdev)
 {
-	struct swiwarp_cep *cep = kzalloc(sizeof(*cep), GFP_KERNEL);
+	struct swiwarp_cep *cep = swiwarp_alloc(kzalloc(sizeof(*cep), GFP_KERNEL));
 
 	if (!cep)
 		return NULL;
@@ -684,8 +684,8 @@ static int swiwarp_cep_send(struct swiwarp_cep *cep, const void *buf,
 static int swiwarp_cep_send_rr(struct swiwarp_cep *cep,
 			       const struct iwarp_mpa_rr *rr)
 {
-	u8 *buf = kmalloc(IWARP_MPA_RR_HDR_LEN + IWARP_MPA_MAX_PDATA,
-			  GFP_KERNEL);
+	u8 *buf = swiwarp_alloc(kmalloc(IWARP_MPA_RR_HDR_LEN + IWARP_MPA_MAX_PDATA,
+					 GFP_KERNEL));
 	int len, rv;
 
 	if (!buf)
@@ -1792,7 +1792,7 @@ static int swiwarp_listen_sync(struct swiwarp_listen *l)
 		swiwarp_listen_close_all(l);
 		return -ENODEV;
 	}
-	a = kcalloc(SWIWARP_LISTEN_MAX_ADDRS, sizeof(*a), GFP_KERNEL);
+	a = swiwarp_alloc(kcalloc(SWIWARP_LISTEN_MAX_ADDRS, sizeof(*a), GFP_KERNEL));
 	if (!a)
 		return -ENOMEM;
 	n = swiwarp_listen_addrs(l, a, SWIWARP_LISTEN_MAX_ADDRS);
@@ -1879,7 +1879,7 @@ int swiwarp_create_listen(struct iw_cm_id *id, int backlog)
 
 	if (laddr->ss_family != AF_INET && laddr->ss_family != AF_INET6)
 		return -EAFNOSUPPORT;
-	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	l = swiwarp_alloc(kzalloc(sizeof(*l), GFP_KERNEL));
 	if (!l)
 		return -ENOMEM;
 	l->cm_id = id;

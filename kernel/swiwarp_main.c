@@ -501,6 +501,7 @@ static int __init swiwarp_init(void)
 	if (rv)
 		goto err_nd;
 
+	swiwarp_fault_init();
 	rdma_link_register(&swiwarp_link_ops);
 	mutex_lock(&swiwarp_siw_lock);
 	swiwarp_siw_ready = true;
@@ -537,6 +538,7 @@ static void __exit swiwarp_exit(void)
 	ib_unregister_driver((enum rdma_driver_id)SWIWARP_DRIVER_ID);
 	swiwarp_cm_exit();
 	destroy_workqueue(swiwarp_tx_wq);
+	swiwarp_fault_exit();
 	swiwarp_crc_exit();
 	pr_info("swiwarp: unloaded\n");
 }

@@ -369,7 +369,8 @@ int swiwarp_mem_umem_init(struct swiwarp_mem *mem, struct ib_umem *umem)
 	unsigned long n = 0;
 
 	mem->npages = ib_umem_num_pages(umem);
-	mem->pages = kvcalloc(mem->npages, sizeof(*mem->pages), GFP_KERNEL);
+	mem->pages = swiwarp_alloc(kvcalloc(mem->npages, sizeof(*mem->pages),
+					    GFP_KERNEL));
 	if (!mem->pages)
 		return -ENOMEM;
 	for_each_sgtable_page(&umem->sgt_append.sgt, &it, 0) {

@@ -321,8 +321,8 @@ static int swiwarp_qp_alloc_rd(struct swiwarp_qp *qp, u32 ord, u32 ird)
 	unsigned long flags;
 	u32 old_osz, i;
 
-	orq = kcalloc(osz, sizeof(*orq), GFP_KERNEL);
-	irq = kcalloc(isz, sizeof(*irq), GFP_KERNEL);
+	orq = swiwarp_alloc(kcalloc(osz, sizeof(*orq), GFP_KERNEL));
+	irq = swiwarp_alloc(kcalloc(isz, sizeof(*irq), GFP_KERNEL));
 	if (!orq || !irq) {
 		kfree(orq);
 		kfree(irq);

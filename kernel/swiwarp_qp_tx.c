@@ -102,7 +102,7 @@ static void swiwarp_tx_retire(struct swiwarp_qp *qp, int status)
 /* An FPDU buffer; with markers, tx.buf and tx.mbuf trade places. */
 u8 *swiwarp_tx_alloc_buf(void)
 {
-	return kvmalloc(SWIWARP_TX_BUF_ALLOC, GFP_KERNEL);
+	return swiwarp_alloc(kvmalloc(SWIWARP_TX_BUF_ALLOC, GFP_KERNEL));
 }
 
 int swiwarp_tx_init(struct swiwarp_qp *qp)

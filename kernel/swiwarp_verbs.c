@@ -217,7 +217,7 @@ static void swiwarp_ring_put(struct swiwarp_ring *ring)
  */
 static struct swiwarp_ring *swiwarp_ring_alloc(size_t size, bool user)
 {
-	struct swiwarp_ring *ring = kzalloc(sizeof(*ring), GFP_KERNEL);
+	struct swiwarp_ring *ring = swiwarp_alloc(kzalloc(sizeof(*ring), GFP_KERNEL));
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 
 	if (!ring)
@@ -234,7 +234,7 @@ static struct swiwarp_ring *swiwarp_ring_alloc(size_t size, bool user)
 		mmgrab(current->mm);
 		ring->mm = current->mm;
 	}
-	ring->addr = vmalloc_user(ring->npages << PAGE_SHIFT);
+	ring->addr = swiwarp_alloc(vmalloc_user(ring->npages << PAGE_SHIFT));
 	if (!ring->addr) {
 		swiwarp_ring_put(ring);
 		return NULL;
@@ -246,7 +246,7 @@ static int swiwarp_ring_mmap_entry(struct ib_ucontext *uctx,
 				   struct swiwarp_ring *ring, size_t len,
 				   struct rdma_user_mmap_entry **entry, u64 *key)
 {
-	struct swiwarp_mmap_entry *e = kzalloc(sizeof(*e), GFP_KERNEL);
+	struct swiwarp_mmap_entry *e = swiwarp_alloc(kzalloc(sizeof(*e), GFP_KERNEL));
 	int rv;
 
 	if (!e)
@@ -366,8 +366,8 @@ static struct swiwarp_mr *swiwarp_mr_new(struct ib_pd *pd, int access,
 		atomic_dec(&sdev->num_mr);
 		return ERR_PTR(-ENOMEM);
 	}
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
-	mem = kzalloc(sizeof(*mem), GFP_KERNEL);
+	mr = swiwarp_alloc(kzalloc(sizeof(*mr), GFP_KERNEL));
+	mem = swiwarp_alloc(kzalloc(sizeof(*mem), GFP_KERNEL));
 	if (!mr || !mem) {
 		kfree(mr);
 		kfree(mem);
@@ -510,7 +510,7 @@ struct ib_mr *swiwarp_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
 	mem->is_frmr = true;
 	mem->access = 0;
 	/* One allocation: the page list in use and the one being mapped. */
-	mem->pbl = kcalloc(max_sg, 2 * sizeof(u64), GFP_KERNEL);
+	mem->pbl = swiwarp_alloc(kcalloc(max_sg, 2 * sizeof(u64), GFP_KERNEL));
 	if (!mem->pbl) {
 		swiwarp_mr_abort(sdev, mr);
 		return ERR_PTR(-ENOMEM);

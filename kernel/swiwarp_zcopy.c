@@ -126,7 +126,10 @@ static struct swiwarp_zc *swiwarp_zc_alloc(struct swiwarp_qp *qp, bool tcp)
 	struct swiwarp_zc *zc;
 
 	/* A copied WQE waiting behind a zero-copy one must not fail. */
-	zc = kzalloc(sizeof(*zc), tcp ? GFP_KERNEL : GFP_KERNEL | __GFP_NOFAIL);
+	if (tcp)
+		zc = swiwarp_alloc(kzalloc(sizeof(*zc), GFP_KERNEL));
+	else
+		zc = kzalloc(sizeof(*zc), GFP_KERNEL | __GFP_NOFAIL);
 	if (!zc)
 		return NULL;
 	zc->qp = qp;
@@ -328,8 +331,8 @@ void swiwarp_zc_abort(struct swiwarp_qp *qp)
 /* The ring of retired WQEs waiting for their completion: one per SQE. */
 int swiwarp_zc_init(struct swiwarp_qp *qp)
 {
-	qp->tx.zc_ring = kvcalloc(qp->num_sqe, sizeof(*qp->tx.zc_ring),
-				  GFP_KERNEL);
+	qp->tx.zc_ring = swiwarp_alloc(kvcalloc(qp->num_sqe, sizeof(*qp->tx.zc_ring),
+						GFP_KERNEL));
 	return qp->tx.zc_ring ? 0 : -ENOMEM;
 }
 

@@ -78,10 +78,14 @@ $sc --set-str LOCALVERSION "-swiwarp-debug" --disable LOCALVERSION_AUTO \
 	--enable DEBUG_OBJECTS_WORK --enable DEBUG_OBJECTS_RCU_HEAD \
 	--enable DEBUG_KMEMLEAK --set-val DEBUG_KMEMLEAK_MEM_POOL_SIZE 32000 \
 	--enable FAULT_INJECTION --enable FAILSLAB --enable FAIL_PAGE_ALLOC \
-	--enable FAULT_INJECTION_DEBUG_FS --enable FAULT_INJECTION_STACKTRACE_FILTER \
+	--enable FAULT_INJECTION_DEBUG_FS \
 	--enable DEBUG_FS --enable DEBUG_FS_ALLOW_ALL
+# No FAULT_INJECTION_STACKTRACE_FILTER: lib/Kconfig.debug has it depend on
+# !X86_64, so failslab cannot be aimed at one module's stack here; swiwarp
+# has its own fault attribute instead (kernel/swiwarp_fault.c).
 make -s olddefconfig </dev/null
-for opt in KASAN PROVE_LOCKING DEBUG_ATOMIC_SLEEP DEBUG_OBJECTS DEBUG_KMEMLEAK FAILSLAB FAIL_PAGE_ALLOC; do
+for opt in KASAN PROVE_LOCKING DEBUG_ATOMIC_SLEEP DEBUG_OBJECTS DEBUG_KMEMLEAK FAILSLAB FAIL_PAGE_ALLOC \
+	FAULT_INJECTION_DEBUG_FS; do
 	grep -q "^CONFIG_$opt=y" .config || die "CONFIG_$opt did not survive olddefconfig"
 done
 

@@ -11,9 +11,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,14 +32,34 @@ static inline long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The next CM event on ch, or NULL if none arrives within ms. */
+/*
+ * The waits below are written for Debian's kernels.  A debug kernel (KASAN,
+ * lockdep, kmemleak) runs several times slower under TCG, and the lab says
+ * how much in LAB_SLOWDOWN (tests/lab/lab); a wait for something that must
+ * come is that much longer there, so slowness is not taken for a hang.
+ */
+static inline int lab_scaled_ms(int ms)
+{
+	static int scale;
+
+	if (!scale) {
+		const char *s = getenv("LAB_SLOWDOWN");
+
+		scale = s ? atoi(s) : 1;
+		if (scale < 1 || scale > 20)
+			scale = 1;
+	}
+	return ms > INT_MAX / scale ? INT_MAX : ms * scale;
+}
+
+/* The next CM event on ch, or NULL if none arrives within ms (scaled). */
 static inline struct rdma_cm_event *get_event(struct rdma_event_channel *ch,
 					      int ms)
 {
 	struct rdma_cm_event *ev;
 	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
 
-	if (poll(&p, 1, ms) <= 0)
+	if (poll(&p, 1, ms < 0 ? ms : lab_scaled_ms(ms)) <= 0)
 		return NULL;
 	if (rdma_get_cm_event(ch, &ev))
 		return NULL;
@@ -45,13 +67,14 @@ static inline struct rdma_cm_event *get_event(struct rdma_event_channel *ch,
 }
 
 /*
- * Polls cq every poll_us microseconds for one completion, for at most ms.
- * Returns its status (wc filled in), or -1 on a poll error or timeout.
+ * Polls cq every poll_us microseconds for one completion, for at most ms
+ * (scaled).  Returns its status (wc filled in), or -1 on a poll error or
+ * timeout.
  */
 static inline int lab_wait_wc(struct ibv_cq *cq, int ms, struct ibv_wc *wc,
 			      unsigned int poll_us)
 {
-	long long end = now_ms() + ms;
+	long long end = now_ms() + lab_scaled_ms(ms);
 
 	while (now_ms() < end) {
 		int n = ibv_poll_cq(cq, 1, wc);
