@@ -96,7 +96,8 @@ struct env {
 	const char *addr;
 	int port;
 	struct ibv_device *dev;
-	struct ibv_context *ctx;
+	struct ibv_context *ctx;	/* one of cm_ctxs */
+	struct ibv_context **cm_ctxs;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	struct ibv_mr *mr;
@@ -242,6 +243,8 @@ struct pair {
 };
 
 static uint32_t pair_serial;
+/* Why the last set-up before an armed call failed, for its FAIL line. */
+static char setup_why[200];
 
 static bool cm_terminal(enum rdma_cm_event_type t)
 {
@@ -334,12 +337,21 @@ static int pair_make(struct env *e, struct pair *p)
 	cp.private_data_len = sizeof(p->serial);
 	p->cch = rdma_create_event_channel();
 	ai = lab_getai(e->addr, e->port, false);
-	if (!p->cch || !ai)
+	if (!p->cch || !ai) {
+		snprintf(setup_why, sizeof(setup_why), "event channel or address of %s:%d: %s",
+			 e->addr, e->port, strerror(errno));
 		return EAGAIN;
+	}
 	p->c = lab_resolved_id(p->cch, ai->ai_dst_addr, CM_WAIT_MS, why, sizeof(why));
 	rdma_freeaddrinfo(ai);
-	if (!p->c || pair_qp(e, p->c))
+	if (!p->c) {
+		snprintf(setup_why, sizeof(setup_why), "resolving %s: %s", e->addr, why);
 		return EAGAIN;
+	}
+	if (pair_qp(e, p->c)) {
+		snprintf(setup_why, sizeof(setup_why), "the active QP: %s", strerror(errno));
+		return EAGAIN;
+	}
 	if (p->fault_at == 1)
 		failnth_set(p->fault_n);
 	p->rc = rdma_connect(p->c, &cp) ? err_or(EIO) : 0;
@@ -450,13 +462,18 @@ static int armed_post(struct env *e, unsigned int n, bool *injected, void **obj)
 	rc = armed_cm(e, 0, injected, obj, 0);
 	p = *obj;
 	*injected = false;
-	if (rc)
+	if (rc) {
+		if (rc != -1 && rc != EAGAIN)
+			snprintf(setup_why, sizeof(setup_why), "the connection: %s", strerror(rc));
 		return rc == -1 ? -1 : EAGAIN;
+	}
 	sge.lkey = e->mr->lkey;
 	while (ibv_poll_cq(e->cq, 1, &wc) > 0)
 		;
-	if (ibv_post_recv(p->s->qp, &rwr, &rbad))
+	if (ibv_post_recv(p->s->qp, &rwr, &rbad)) {
+		snprintf(setup_why, sizeof(setup_why), "post_recv: %s", strerror(errno));
 		return EAGAIN;
+	}
 	failnth_set(n);
 	rc = ibv_post_send(p->c->qp, &swr, &sbad) ? err_or(EIO) : 0;
 	*injected = !failnth_pending();
@@ -558,6 +575,12 @@ static const char *errs_str(const struct errs *x, char *buf, size_t len)
 	return buf;
 }
 
+/* A call that failed made nothing, and the verbs destroy calls take no NULL. */
+static int site_undo(const struct site *st, struct env *e, void *obj)
+{
+	return obj ? st->undo(e, obj) : 0;
+}
+
 static void site_run(const struct site *st, struct env *e)
 {
 	unsigned int n;
@@ -573,16 +596,16 @@ static void site_run(const struct site *st, struct env *e)
 		if (rc == -1) {
 			result(false, st->name, "fault point %u: nothing ended within %d ms (hang)",
 			       n, CM_WAIT_MS);
-			st->undo(e, obj);
+			site_undo(st, e, obj);
 			return;
 		}
 		if (rc == EAGAIN && !injected) {
-			result(false, st->name, "fault point %u: the set-up before the call failed",
-			       n);
-			st->undo(e, obj);
+			result(false, st->name, "fault point %u: the set-up before the call failed (%s)",
+			       n, setup_why);
+			site_undo(st, e, obj);
 			return;
 		}
-		urc = st->undo(e, obj);
+		urc = site_undo(st, e, obj);
 		if (!injected) {
 			/* fewer than n points: this run had none, so it must succeed */
 			if (rc)
@@ -627,7 +650,15 @@ static int env_open(struct env *e, const char *devname)
 		return fprintf(stderr, "failnth: no RDMA device %s\n", devname ?: ""), -1;
 	e->len = 256 * 1024;
 	e->buf = aligned_alloc(4096, e->len);
-	e->ctx = ibv_open_device(e->dev);
+	/*
+	 * librdmacm's own context of the device: rdma_create_qp() wants the
+	 * PD of the context its ids are bound to (EINVAL otherwise).
+	 */
+	e->cm_ctxs = rdma_get_devices(NULL);
+	for (int i = 0; e->cm_ctxs && e->cm_ctxs[i]; i++)
+		if (!strcmp(ibv_get_device_name(e->cm_ctxs[i]->device),
+			    ibv_get_device_name(e->dev)))
+			e->ctx = e->cm_ctxs[i];
 	e->pd = e->ctx ? ibv_alloc_pd(e->ctx) : NULL;
 	e->cq = e->pd ? ibv_create_cq(e->ctx, 256, NULL, NULL, 0) : NULL;
 	e->mr = e->cq && e->buf ? ibv_reg_mr(e->pd, e->buf, e->len, IBV_ACCESS_LOCAL_WRITE) : NULL;
@@ -681,7 +712,7 @@ int main(int argc, char **argv)
 	ibv_dereg_mr(e.mr);
 	ibv_destroy_cq(e.cq);
 	ibv_dealloc_pd(e.pd);
-	ibv_close_device(e.ctx);
+	rdma_free_devices(e.cm_ctxs);
 	free(e.buf);
 	return failures ? 1 : 0;
 }

@@ -204,6 +204,8 @@ neg_failnth() {
 	# allocation that may sleep takes part here too, except user pages
 	# (ignore-gfp-highmem stays on: a user page fault that fails is the
 	# OOM path, not ours).  No stack dump per injected failure.
+	# swiwarp's own attribute counts under fail-nth too: no stack dumps
+	[ -d /sys/kernel/debug/fail_swiwarp_alloc ] && echo 0 >/sys/kernel/debug/fail_swiwarp_alloc/verbose
 	if ! fault_attr N ignore-gfp-wait || ! fault_attr 0 verbose; then
 		lab_fail "$p.failnth" "the fault injection knobs in debugfs cannot be set"
 		return
@@ -246,16 +248,28 @@ fault_arm() { # DIR PROBABILITY: fail that % of its points, counting
 neg_fault_aimed() {
 	local soak=$BUILD/tests/soak/swiwarp-soak cb=$BUILD/tools/connbench/connbench
 	local sa=/sys/kernel/debug/fail_swiwarp_alloc rc crc spid cbpid n a
-	# soak_run PORT SECS [PREFIX...]: a 4-QP stream on this guest's address,
-	# client and server started through PREFIX; sets rc (the client's).
+	# soak_run PORT SECS ARM [PREFIX...]: a 4-QP stream on this guest's
+	# address, client and server started through PREFIX; once the client
+	# has its QPs connected, ARM (a command, or "") turns the injection on,
+	# so the stream itself is what it hits; sets rc (the client's).
 	soak_run() {
-		local port=$1 secs=$2
-		shift 2
+		local port=$1 secs=$2 arm=$3 cpid t
+		shift 3
 		"$@" "$soak" server "$LAB_IP" "$port" -q 4 -w 60 -F >"$LAB_OUT/fault-$port-server.out" 2>&1 &
 		spid=$!
 		lab_wait_listen "$port" 30
 		timeout 300 "$@" "$soak" client "$LAB_IP" "$port" -q 4 -t "$secs" -w 60 -F \
-			>"$LAB_OUT/fault-$port-client.out" 2>&1
+			>"$LAB_OUT/fault-$port-client.out" 2>&1 &
+		cpid=$!
+		if [ -n "$arm" ]; then
+			for t in $(seq $((120 * ${LAB_SLOWDOWN:-1}))); do
+				grep -q 'QPs connected' "$LAB_OUT/fault-$port-client.out" && break
+				kill -0 $cpid 2>/dev/null || break
+				sleep 0.5
+			done
+			$arm
+		fi
+		wait $cpid
 		rc=$?
 		# the server ends once its clients are gone (or stalls out after -w)
 		timeout 120 tail --pid=$spid -f /dev/null
@@ -295,18 +309,19 @@ neg_fault_aimed() {
 		else
 			lab_pass "$p.fault.swiwarp_alloc.churn ($a failures injected, $n of 60 connects failed, none hung)"
 		fi
-		fault_arm "$sa" 10
-		soak_run 7192 20
+		fault_arm "$sa" 0
+		soak_run 7192 20 "fault_arm $sa 10"
 		echo 0 >"$sa/probability"
+		# swiwarp's data path allocates only for zero-copy sends
 		soak_verdict swiwarp_alloc.soak "$(fault_injected "$sa")" 7192
 	fi
 
 	if ! fault_attr Y task-filter || ! fault_attr 100000 times || ! fault_attr 1 interval ||
-		! fault_attr 5 probability; then
+		! fault_attr 0 probability; then
 		lab_fail "$p.fault.task_datapath" "cannot set the task filter"
 	fi
 	# make-it-fail is inherited by the threads and children the shell starts
-	soak_run 7195 20 sh -c 'echo 1 >/proc/self/make-it-fail && exec "$@"' make-it-fail
+	soak_run 7195 20 "fault_attr 5 probability" sh -c 'echo 1 >/proc/self/make-it-fail && exec "$@"' make-it-fail
 	fault_attr 0 probability
 	a=$(($(fault_injected /sys/kernel/debug/failslab) + $(fault_injected /sys/kernel/debug/fail_page_alloc)))
 	if [ "$a" -eq 0 ]; then
@@ -323,7 +338,7 @@ neg_fault_aimed() {
 	else
 		lab_fail "$p.fault.after.churn" "after the injection: exit $crc, ${n:-?} of 40 connects failed: $(tail -n 2 "$LAB_OUT/fault-7196-churn.err" | tr '\n' ' ')"
 	fi
-	soak_run 7193 10
+	soak_run 7193 10 ""
 	if [ "$rc" -eq 0 ]; then
 		lab_pass "$p.fault.after.soak"
 	else
