@@ -35,6 +35,10 @@ packages=(
 	# flows benchmark: the join written with MPI (tests/bench/flows.sh);
 	# libdpi's PMIx bootstrap under mpirun (libopenmpi-dev pulls libpmix-dev in too)
 	openmpi-bin libopenmpi-dev libpmix-dev
+	# libdpi under Slurm's srun --mpi=pmix (75-flows: a Slurm cluster of lab
+	# guests; the mpi/pmix plugin is in slurm-wlm-basic-plugins).  Their
+	# daemons run only in the guests: see "daemons" below.
+	slurm-client slurmd slurmctld slurm-wlm-basic-plugins munge
 	# Debian packages (make deb, tests/suites/69-deb.sh): debhelper with the
 	# dkms add-on, DKMS itself (the lab guests run it from the host root)
 	dpkg-dev debhelper dh-dkms dkms lintian
@@ -79,9 +83,34 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 
+# Packages whose postinst starts their daemon and enables it at boot.  The
+# lab guests start them by hand (tests/flows/slurm-lib.sh); the host needs
+# neither, so while they install, a policy-rc.d (invoke-rc.d's hook) denies
+# every start, and afterwards their init script and unit are disabled
+# (update-rc.d also disables the systemd unit, through systemctl --root, which
+# works without systemd running).  Only the ones installed now: a daemon the
+# admin set up before is left alone.
+daemons=(munge slurmd slurmctld)
+new_daemons=()
+for d in "${daemons[@]}"; do
+	[[ " ${missing[*]} " == *" $d "* ]] && new_daemons+=("$d")
+done
+
 echo "setup-host: installing ${#missing[@]} packages: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 # tshark asks whether non-root users may capture; answer once, quietly.
 echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
 apt-get update -q
+policy=/usr/sbin/policy-rc.d
+if [ ${#new_daemons[@]} -gt 0 ]; then
+	# A policy already there (a container's) is put back afterwards.
+	[ -e "$policy" ] && mv "$policy" "$policy.setup-host"
+	trap 'rm -f "$policy"; [ -e "$policy.setup-host" ] && mv "$policy.setup-host" "$policy"' EXIT
+	printf '#!/bin/sh\n# tools/setup-host.sh: no daemon starts while it installs packages\nexit 101\n' >"$policy"
+	chmod 0755 "$policy"
+fi
 apt-get install -y -q --no-install-recommends "${missing[@]}"
+for d in "${new_daemons[@]}"; do
+	update-rc.d "$d" disable >/dev/null 2>&1 || echo "setup-host: could not disable $d's start at boot" >&2
+done
+[ ${#new_daemons[@]} -eq 0 ] || echo "setup-host: ${new_daemons[*]} installed, not started, disabled at boot"
