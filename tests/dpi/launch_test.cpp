@@ -27,7 +27,8 @@ std::string error_of(const auto &f)
 // Clears what launch_from_env reads, restores nothing: tests set what they need.
 void clear_env()
 {
-	for (const char *v : {"DPI_CLUSTER", "DPI_NODE_ID", "PMIX_NAMESPACE", "PMIX_RANK", "DPI_VERBOSE"})
+	for (const char *v :
+	     {"DPI_CLUSTER", "DPI_NODE_ID", "PMIX_NAMESPACE", "PMIX_RANK", "DPI_VERBOSE", "SLURM_JOB_ID"})
 		unsetenv(v);
 }
 
@@ -106,6 +107,17 @@ TEST(launch, environment_decides_without_a_pmix_server)
 	EXPECT_FALSE(dpi::pmix_environment());
 	auto e = error_of([] { dpi::launch_from_env(); });
 	EXPECT_NE(e.find("no PMIx server (and DPI_CLUSTER is not set)"), std::string::npos) << e;
+	EXPECT_NE(e.find("mpirun or srun --mpi=pmix"), std::string::npos) << e;
+
+	// Started by srun without --mpi=pmix: a Slurm job, no PMIx.  The error
+	// names the job and the missing option.
+	setenv("SLURM_JOB_ID", "42", 1);
+	e = error_of([] { dpi::launch_from_env(); });
+	EXPECT_NE(e.find("no PMIx server (and DPI_CLUSTER is not set): Slurm job 42 started this process "
+	                 "without PMIx: run it with srun --mpi=pmix"),
+	          std::string::npos)
+	        << e;
+	unsetenv("SLURM_JOB_ID");
 
 	// Under mpirun with a spec file given, the spec file and DPI_NODE_ID win:
 	// no PMIx call is made (there is no server here to answer one).
@@ -130,6 +142,11 @@ TEST(launch, environment_decides_without_a_pmix_server)
 	auto k = dpi::launch_from_env(path, 0);
 	EXPECT_EQ(k.source, dpi::ClusterSource::spec_file);
 	EXPECT_EQ(k.node_id, 0);
+	// In a Slurm job without PMIx a spec file works as anywhere else.
+	unsetenv("PMIX_NAMESPACE");
+	unsetenv("PMIX_RANK");
+	setenv("SLURM_JOB_ID", "42", 1);
+	EXPECT_EQ(dpi::launch_from_env(path, 0).source, dpi::ClusterSource::spec_file);
 	clear_env();
 }
 

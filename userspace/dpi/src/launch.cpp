@@ -18,7 +18,7 @@ ClusterSource choose_cluster_source(bool spec_given, bool pmix_env)
 	if (pmix_env)
 		return ClusterSource::pmix;
 	throw Error(Errc::spec_error, "no PMIx server (and DPI_CLUSTER is not set): start the process with "
-	                              "mpirun, or name a cluster spec file in DPI_CLUSTER");
+	                              "mpirun or srun --mpi=pmix, or name a cluster spec file in DPI_CLUSTER");
 }
 
 bool pmix_environment()
@@ -76,7 +76,17 @@ Launch launch_from_env(const std::string &spec_path, std::optional<int> node_id)
 		if (const char *p = std::getenv("DPI_CLUSTER"))
 			path = p;
 	Launch l;
-	l.source = choose_cluster_source(!path.empty(), pmix_environment());
+	bool pmix = pmix_environment();
+	// srun gives a step PMIx only with --mpi=pmix (or MpiDefault=pmix); its
+	// default, none, leaves a job id but no PMIx variables.  Say that rather
+	// than suggest a launcher the user already runs under.
+	if (const char *job = std::getenv("SLURM_JOB_ID"); path.empty() && !pmix && job && *job)
+		throw Error(Errc::spec_error, std::string("no PMIx server (and DPI_CLUSTER is not set): Slurm job ") +
+		                                      job +
+		                                      " started this process without PMIx: run it with "
+		                                      "srun --mpi=pmix (or set MpiDefault=pmix in "
+		                                      "slurm.conf), or name a cluster spec file in DPI_CLUSTER");
+	l.source = choose_cluster_source(!path.empty(), pmix);
 	if (l.source == ClusterSource::spec_file) {
 		l.spec = ClusterSpec::load(path);
 		l.origin = "spec file " + path;
