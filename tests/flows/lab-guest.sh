@@ -5,7 +5,8 @@
 #   FLOWS_TESTS="join-uniform hint"   only these tests (default: all)
 #   FLOWS_ROWS=20000                  rows per join table
 #   FLOWS_DELAY_MS=100                netem delay on every guest (siw's race)
-#   FLOWS_MPI_TIMEOUT=240             seconds per mpirun (tests mpi, mpi-all, pmix)
+#   FLOWS_MPI_TIMEOUT=240             seconds per mpirun or srun (tests mpi, mpi-all, pmix, slurm)
+#   FLOWS_SLURM_UP=120                seconds for every guest's slurmd to register (test slurm)
 # Result names: flows.DRIVER.TEST[.detail]; each application prints its own
 # PASS/FAIL lines, which are copied into $LAB_OUT/results.
 source "$LAB_TOP/tests/lab/lib.sh"
@@ -143,21 +144,31 @@ mpi_probe() {
 		echo 1 >$k/events/kprobes/mpi_swiwarp_qp/enable; } ||
 		lab_fail "$t.mpi.probe-g$LAB_ID" "cannot set a kprobe on swiwarp_create_qp"
 }
-# pmix_app NAME PORT SPEC-TEST PROGRAM ARGS...: the DPI application started by
-# mpirun with one rank per guest and no spec file: libdpi takes its node id
-# and every node's address from mpirun's PMIx server (Documentation/dpi.md,
-# "Finding the cluster").  Checked: the application's own PASS lines (the
-# join: against a single-node join), node 0's result line equal to the one
-# of the spec-file run SPEC-TEST of this boot (if it ran), every rank saying
-# it got the cluster from PMIx on its own guest's swiwarp0, and swiwarp QPs
-# created on guest 1 during the run.
+# pmix_app NAME PORT SPEC-TEST LAUNCHER PROGRAM ARGS...: the DPI application
+# started by LAUNCHER with one rank per guest and no spec file: libdpi takes
+# its node id and every node's address from the launcher's PMIx server
+# (Documentation/dpi.md, "Finding the cluster").  LAUNCHER: mpirun, mpirun+
+# (mpirun --enable-recovery: a rank that dies, logship's victim, does not end
+# the job) or srun (srun --mpi=pmix, Slurm of tests/flows/slurm-lib.sh).
+# Checked: the application's own PASS lines (the join: against a single-node
+# join), node 0's result line equal to the one of the spec-file run
+# SPEC-TEST of this boot (if it ran), every rank saying it got the cluster
+# from PMIx on its own guest's swiwarp0, and swiwarp QPs created on guest 1
+# during the run.
 pmix_app() {
-	local name=$1 port=$2 spec_test=$3 prog=$4 log qp0 qp1 rc n=$LAB_N i bad="" a b t0=$SECONDS
-	shift 4
+	local name=$1 port=$2 spec_test=$3 launcher=$4 prog=$5 log qp0 qp1 rc n=$LAB_N i bad="" a b t0=$SECONDS
+	local -a run
+	shift 5
+	case $launcher in
+	mpirun | mpirun+)
+		run=(mpirun "${MPI_LAUNCH[@]}" -x DPI_PORT="$port" -x DPI_VERBOSE=1 -np "$n" --host "$(mpi_hosts "$n")")
+		[ "$launcher" = mpirun+ ] && run+=(--enable-recovery)
+		;;
+	srun) run=(env DPI_PORT="$port" DPI_VERBOSE=1 srun --mpi=pmix -N "$n" -n "$n" --ntasks-per-node=1) ;;
+	esac
 	log=$out/$name.log
 	qp0=$(mpi_qps 1)
-	timeout "${FLOWS_MPI_TIMEOUT:-240}" mpirun "${MPI_LAUNCH[@]}" -x DPI_PORT="$port" -x DPI_VERBOSE=1 \
-		-np "$n" --host "$(mpi_hosts "$n")" "$bin/$prog" --nodes "$n" --name "$t.$name" "$@" >"$log" 2>&1
+	timeout "${FLOWS_MPI_TIMEOUT:-240}" "${run[@]}" "$bin/$prog" --nodes "$n" --name "$t.$name" "$@" >"$log" 2>&1
 	rc=$?
 	qp1=$(mpi_qps 1)
 	mpi_results "$name" "$log" $rc '^# |^dpi: cluster'
@@ -167,16 +178,18 @@ pmix_app() {
 	done
 	if [ -z "$bad" ] && [ $((qp1 - qp0)) -ge $((n - 1)) ]; then
 		lab_pass "$t.$name.via-pmix"
-		echo "# $t.$name.via-pmix: $n ranks took the cluster from PMIx, node i on guest i+1's swiwarp0, $((qp1 - qp0)) swiwarp QPs created on guest 1, mpirun took $((SECONDS - t0)) s"
+		echo "# $t.$name.via-pmix: $n ranks took the cluster from PMIx, node i on guest i+1's swiwarp0, $((qp1 - qp0)) swiwarp QPs created on guest 1, ${run[0]/env/srun} took $((SECONDS - t0)) s"
 	else
 		lab_fail "$t.$name.via-pmix" "no PMIx cluster line for${bad:- no node} (want node i at 192.0.2.(i+1):$port device=swiwarp0); $((qp1 - qp0)) swiwarp QPs on guest 1 ($qp0 -> $qp1)"
 	fi
-	a=$(sed -n "s/^# $t.$spec_test: //p" "$out/$spec_test.g1.log" 2>/dev/null)
+	# The join's line ends in its timing-free result; ps prints the model;
+	# logship's last field, the watermark seen after record 100, depends on
+	# timing, so it is left out.
+	a=$(sed -n "s/^# $t.$spec_test: //p" "$out/$spec_test.g1.log" 2>/dev/null | sed 's/, acked after record 100: [0-9]*$//')
 	if [ -z "$a" ]; then
 		lab_skip "$t.$name.same-as-spec" "the spec-file run $spec_test did not run or printed no result"
 	else
-		b=$(sed -n "s/^# $t.$name: //p" "$log")
-		# The join's line ends in its timing-free result; ps prints the model.
+		b=$(sed -n "s/^# $t.$name: //p" "$log" | sed 's/, acked after record 100: [0-9]*$//')
 		if [ "$a" = "$b" ]; then
 			lab_pass "$t.$name.same-as-spec"
 			echo "# $t.$name.same-as-spec: $b"
@@ -185,14 +198,70 @@ pmix_app() {
 		fi
 	fi
 }
-if { want mpi || want mpi-all || want pmix; } && [ "$drv" = swiwarp ]; then
+# slurm_tests (guest 1, every guest running slurm_start): the join and
+# the parameter server started by srun --mpi=pmix, checked as pmix_app checks
+# mpirun's runs, and the error of a DPI process that srun starts without
+# --mpi=pmix, from every rank.
+slurm_tests() {
+	local t0=$SECONDS log rc n=$LAB_N got
+	if ! slurm_wait_idle "$n" "${FLOWS_SLURM_UP:-120}"; then
+		lab_fail "$t.slurm.up" "not $n idle nodes after ${FLOWS_SLURM_UP:-120} s: $(sinfo 2>&1 | tr '\n' ' ') slurmctld: $(tail -3 "$SLURM_LOGS/slurmctld.log" | tr '\n' ' ')"
+		return
+	fi
+	lab_pass "$t.slurm.up"
+	echo "# $t.slurm.up: $n nodes idle, $((SECONDS - slurm_t0)) s after slurmctld started ($((SECONDS - t0)) s waited here)"
+	pmix_app slurm-join 7493 join-uniform srun flows-join --rows "$rows" --dist uniform --prefix sj
+	pmix_app slurm-ps 7494 ps srun flows-ps
+	log=$out/slurm-nopmix.log
+	timeout "${FLOWS_MPI_TIMEOUT:-240}" srun -N "$n" -n "$n" --ntasks-per-node=1 "$bin/flows-join" --nodes "$n" \
+		--name "$t.slurm-nopmix-run" >"$log" 2>&1
+	rc=$?
+	# One FAIL line per rank from the application (kept out of the results:
+	# failing is what this run must do).
+	got=$(grep -c "^FAIL: $t.slurm-nopmix-run \[node error: .*no PMIx server (and DPI_CLUSTER is not set): Slurm job [0-9]* started this process without PMIx: run it with srun --mpi=pmix" "$log")
+	if [ $rc -ne 0 ] && [ "$got" = "$n" ]; then
+		lab_pass "$t.slurm.no-pmix-error"
+		echo "# $t.slurm.no-pmix-error: srun exit $rc, $got of $n ranks: $(grep -o 'Slurm job [0-9]* started.*DPI_CLUSTER' "$log" | head -1)"
+	else
+		lab_fail "$t.slurm.no-pmix-error" "srun without --mpi=pmix: exit $rc, $got of $n ranks named the missing PMIx: $(tail -3 "$log" | tr '\n' ' ')"
+	fi
+}
+if { want mpi || want mpi-all || want pmix || want slurm; } && [ "$drv" = swiwarp ]; then
 	source "$LAB_TOP/tests/flows/mpi-lib.sh"
 	mpi_probe
+	if want slurm; then
+		source "$LAB_TOP/tests/flows/slurm-lib.sh"
+		[ "$LAB_ID" = 1 ] && slurm_key
+	fi
 	lab_barrier mpi-probe 300 || lab_fail "$t.mpi.barrier-g$LAB_ID"
+	# The daemons start on every guest now and register while mpirun runs.
+	slurm_ok=0
+	if want slurm; then
+		slurm_t0=$SECONDS
+		if ! command -v srun >/dev/null || ! command -v munged >/dev/null; then
+			lab_fail "$t.slurm.installed-g$LAB_ID" "no srun or munged (tools/setup-host.sh installs slurm-client, slurmd, slurmctld, munge)"
+		elif slurm_start; then
+			slurm_ok=1
+			echo "# $t.slurm.start-g$LAB_ID: daemons started in $((SECONDS - slurm_t0)) s"
+		else
+			lab_fail "$t.slurm.start-g$LAB_ID" "$(tail -2 "$SLURM_LOGS"/*.g"$LAB_ID".log | tr '\n' ' ')"
+		fi
+	fi
 	if [ "$LAB_ID" = 1 ]; then
 		if want pmix; then
-			pmix_app pmix-join 7491 join-uniform flows-join --rows "$rows" --dist uniform --prefix pj
-			pmix_app pmix-ps 7492 ps flows-ps
+			pmix_app pmix-join 7491 join-uniform mpirun flows-join --rows "$rows" --dist uniform --prefix pj
+			pmix_app pmix-ps 7492 ps mpirun flows-ps
+			# logship's victim dies by SIGKILL on purpose: --enable-recovery
+			# keeps mpirun from ending the job for it (as a spec-file
+			# cluster goes on without the dead backup).
+			mkdir -p "$LAB_SHARED/pmix-logship"
+			pmix_app pmix-logship 7495 logship mpirun+ flows-logship --logdir "$LAB_SHARED/pmix-logship" \
+				--records "${FLOWS_LOG_RECORDS:-300}" --kill-after "${FLOWS_LOG_KILL:-100}"
+		fi
+		if [ $slurm_ok = 1 ]; then
+			t1=$SECONDS
+			slurm_tests
+			echo "# $t.slurm: daemons started at +0 s, tests from +$((t1 - slurm_t0)) s to +$((SECONDS - slurm_t0)) s on guest 1"
 		fi
 		for v in mpi mpi-all; do
 			want $v || continue
@@ -207,6 +276,7 @@ if { want mpi || want mpi-all || want pmix; } && [ "$drv" = swiwarp ]; then
 	else
 		mpi_rsh_serve
 	fi
+	[ $slurm_ok = 1 ] && slurm_stop
 	lab_barrier mpi-done 900 || lab_fail "$t.mpi.barrier-g$LAB_ID"
 fi
 lab_finish

@@ -4,8 +4,10 @@
 # running tests/flows/lab-guest.sh (distributed hash join with uniform and
 # Zipf keys, latency vs bandwidth hint, streaming aggregation, parameter
 # server, log shipping with a backup killed mid-stream; on swiwarp also MPI:
-# ping-pong, alltoall and the MPI join, Documentation/mpi.md, and the join
-# and parameter server started by mpirun through PMIx, no spec file).
+# ping-pong, alltoall and the MPI join, Documentation/mpi.md; the join,
+# parameter server and log shipping started by mpirun through PMIx, no spec
+# file; a Slurm cluster of the three guests, the join and parameter server
+# started by srun --mpi=pmix).
 #   FLOWS_DRIVERS="rxe siw"   drivers (default "rxe swiwarp"; siw needs FLOWS_DELAY_MS=100)
 #   FLOWS_TESTS="hint"        only these guest tests
 set -uo pipefail
@@ -76,7 +78,7 @@ fi
 # unless FLOWS_STRICT=1 or FLOWS_TESTS names them.  Remove a line once fixed.
 guest_tests=${FLOWS_TESTS:-}
 if [ -z "$guest_tests" ]; then
-	guest_tests="join-uniform join-zipf hint crash stream ps logship mpi mpi-all pmix"
+	guest_tests="join-uniform join-zipf hint crash stream ps logship mpi mpi-all pmix slurm"
 	if [ "${FLOWS_STRICT:-0}" != 1 ]; then
 		while IFS=$'\t' read -r name reason; do
 			case $name in '' | '#'*) continue ;; esac
