@@ -68,8 +68,10 @@ EOF
 # tmpfs there makes it pick cgroup/v1, which wants the named hierarchy
 # "systemd" mounted too ("can't stat /sys/fs/cgroup/systemd/"), and then
 # uses neither.
+# On failure SLURM_WHY says which step failed.
 slurm_start() {
 	local k=$SLURM_LAB_DIR/munge.key c=/sys/fs/cgroup
+	SLURM_WHY="cgroup mounts on $c"
 	if ! mountpoint -q $c; then
 		mount -t tmpfs cgroup_root $c && mkdir $c/systemd &&
 			mount -t cgroup -o none,name=systemd cgroup $c/systemd || return 1
@@ -77,12 +79,16 @@ slurm_start() {
 	mkdir -p "$SLURM_LAB_DIR"
 	chmod 0755 "$SLURM_LAB_DIR"
 	slurm_conf
+	SLURM_WHY="no munge key $SLURM_KEY"
 	cp "$SLURM_KEY" "$k" && chmod 0400 "$k" || return 1
+	SLURM_WHY="munged failed (its log: $SLURM_LOGS/munged.g$LAB_ID.log)"
 	munged --socket="$SLURM_LAB_DIR/munge.socket" --key-file="$k" --log-file="$SLURM_LOGS/munged.g$LAB_ID.log" \
 		--pid-file="$SLURM_LAB_DIR/munged.pid" --seed-file="$SLURM_LAB_DIR/munged.seed" || return 1
+	SLURM_WHY="slurmctld failed (its log: $SLURM_LOGS/slurmctld.log)"
 	if [ "$LAB_ID" = 1 ]; then
 		slurmctld -L "$SLURM_LOGS/slurmctld.log" || return 1
 	fi
+	SLURM_WHY="slurmd failed (its log: $SLURM_LOGS/slurmd.g$LAB_ID.log)"
 	slurmd -N "lab$LAB_ID" -L "$SLURM_LOGS/slurmd.g$LAB_ID.log"
 }
 
