@@ -235,14 +235,18 @@ fault_arm() { # DIR PROBABILITY: fail that % of its points, counting
 #                  fails 10 % of swiwarp's allocations in any context (the
 #                  verbs calls, the CM's work items, the TX work) while 30
 #                  rdma_cm connections are made and a 4-QP soak streams;
-#   task_datapath  failslab and fail_page_alloc at 5 %, aimed at the soak's
-#                  own processes (task-filter, make-it-fail): every
-#                  allocation its verbs calls and its doorbell's transmit
-#                  make, in swiwarp, the RDMA core and TCP;
 #   after          the injection off: 20 connections and a 10 s stream
 #                  must pass cleanly.
-# Each injected part must have injected something (else it proved
-# nothing) and end by itself: connects may fail, streams may end in a
+# Not here: failslab and fail_page_alloc at 5 % on the soak's processes
+# (task-filter, make-it-fail) once its QPs were connected.  On the debug
+# kernel that broke the guest's root file system at once (every later
+# exec: "libc.so.6: cannot open shared object file: Invalid argument", the
+# 9p client's requests failing), which ends the run without testing us;
+# the data path's allocations in the task (the doorbell's transmit) are
+# covered by fail-nth's "post" site.
+# The churn must have had failures injected (else it proved nothing; the
+# stream may have none: swiwarp's data path allocates only for zero-copy
+# sends), and each part must end by itself: connects may fail, streams may end in a
 # completion error, nothing may hang.  The lab fails the boot on any
 # kernel report and on a kmemleak object from the RDMA stack.
 neg_fault_aimed() {
@@ -316,20 +320,6 @@ neg_fault_aimed() {
 		soak_verdict swiwarp_alloc.soak "$(fault_injected "$sa")" 7192
 	fi
 
-	if ! fault_attr Y task-filter || ! fault_attr 100000 times || ! fault_attr 1 interval ||
-		! fault_attr 0 probability; then
-		lab_fail "$p.fault.task_datapath" "cannot set the task filter"
-	fi
-	# make-it-fail is inherited by the threads and children the shell starts
-	soak_run 7195 20 "fault_attr 5 probability" sh -c 'echo 1 >/proc/self/make-it-fail && exec "$@"' make-it-fail
-	fault_attr 0 probability
-	a=$(($(fault_injected /sys/kernel/debug/failslab) + $(fault_injected /sys/kernel/debug/fail_page_alloc)))
-	if [ "$a" -eq 0 ]; then
-		lab_fail "$p.fault.task_datapath" "nothing was injected into the soak's processes"
-	else
-		soak_verdict task_datapath "$a" 7195
-	fi
-	fault_attr N task-filter
 	fault_attr Y ignore-gfp-wait
 
 	churn 7196 20
