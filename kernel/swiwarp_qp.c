@@ -523,21 +523,44 @@ static int swiwarp_qp_transition(struct swiwarp_qp *qp,
  * IDLE/RTR -> RTS: the CM hands over the connected socket with what it
  * negotiated (swiwarp_cm.c).  Everything a connection starts from is reset
  * here: ORQ/IRQ (sized by ord/ird), the marker buffer, the RX context, the
- * TX MSNs, buffer and marker position, the Terminate flags; with c->rtr
+ * TX engine's state (swiwarp_tx_reset()), the Terminate flags; with c->rtr
  * the initiator's RTR FPDU is queued before any work request.
  *
- * tx_lock before state_lock, the order of the TX engine (which changes
- * the state while it holds tx_lock).  Holding tx_lock also keeps a flush
- * of the previous connection out while the ORQ/IRQ and the TX state are
- * reset.
+ * Here and not at the reset to IDLE: this is the one way into RTS, so a
+ * connection starts clean however the previous one ended (ERROR and
+ * RESET, CLOSING to IDLE without ERROR, or a RESET before the TX worker
+ * ran the flush of ERROR), and it holds tx_lock, so no TX engine runs
+ * with half of its state reset.  A state change cannot take tx_lock: the
+ * TX engine changes the state while it holds it.
+ *
+ * tx_lock before state_lock, the order of the TX engine.  Holding tx_lock
+ * also keeps a flush of the previous connection out while the ORQ/IRQ and
+ * the TX state are reset.
  */
 int swiwarp_qp_enter_rts(struct swiwarp_qp *qp,
 			 const struct swiwarp_conn_params *c)
 {
+	bool idle;
 	int rv = 0;
 
 	mutex_lock(&qp->tx_lock);
+	/*
+	 * Only this function, under tx_lock, gives a QP a connection: one
+	 * found without it here keeps none until tx_lock is dropped, so
+	 * its TX state may be reset before state_lock is taken.  The reset
+	 * may complete WQEs, which must not happen under state_lock (a CQ
+	 * overflow calls the consumer's event handler).
+	 */
+	down_read(&qp->state_lock);
+	idle = swiwarp_qp_fsm_fx(qp, SWIWARP_QP_RTS) & QPT_CM;
+	up_read(&qp->state_lock);
+	if (!idle) {
+		mutex_unlock(&qp->tx_lock);
+		return -EINVAL;
+	}
+	swiwarp_tx_reset(qp);
 	down_write(&qp->state_lock);
+	/* A consumer may have moved it to ERROR meanwhile. */
 	if (!(swiwarp_qp_fsm_fx(qp, SWIWARP_QP_RTS) & QPT_CM)) {
 		rv = -EINVAL;
 		goto out;
@@ -568,10 +591,6 @@ int swiwarp_qp_enter_rts(struct swiwarp_qp *qp,
 	qp->rx.rtr_send = c->rtr_send;
 	WRITE_ONCE(qp->tx_hold, c->tx_hold);
 	spin_unlock_bh(&qp->rx_lock);
-	memset(qp->tx.msn, 0, sizeof(qp->tx.msn));
-	qp->tx.buf_len = 0;
-	qp->tx.buf_sent = 0;
-	qp->tx.mk_pos = 0;
 	qp->term_sent = false;
 	qp->term_rcvd = false;
 	if (c->rtr)

@@ -1165,6 +1165,29 @@ static bool swiwarp_orq_empty(struct swiwarp_qp *qp)
 
 /* ------------------------------------------------------------ flush */
 
+/*
+ * The SQ WQEs the TX engine holds: those sent zero-copy still waiting
+ * for their ACK, and the active one, all completed with WR_FLUSH_ERR (a
+ * Read Response or a Read already in the ORQ only lets go of its
+ * memory); their SQ slots are handed back.
+ */
+static void swiwarp_tx_flush_active(struct swiwarp_qp *qp)
+{
+	swiwarp_zc_reap(qp, true);
+	if (qp->tx.wqe.active) {
+		if (qp->tx.phase != SWIWARP_TX_SQ) {
+			swiwarp_wqe_put_mem(&qp->tx.wqe);
+		} else {
+			swiwarp_tx_slot_drop(qp);
+			swiwarp_qp_complete_sq(qp, &qp->tx.wqe,
+					       SWIWARP_WC_WR_FLUSH_ERR);
+		}
+		qp->tx.wqe.active = false;
+		qp->tx.phase = SWIWARP_TX_SQ;
+	}
+	swiwarp_tx_slot_drop(qp);
+}
+
 static void swiwarp_tx_flush(struct swiwarp_qp *qp)
 {
 	struct swiwarp_wqe wqe;
@@ -1209,19 +1232,7 @@ static void swiwarp_tx_flush(struct swiwarp_qp *qp)
 			break;
 		swiwarp_qp_complete_sq(qp, &wqe, st);
 	}
-	swiwarp_zc_reap(qp, true);
-	if (qp->tx.wqe.active) {
-		if (qp->tx.phase != SWIWARP_TX_SQ) {
-			swiwarp_wqe_put_mem(&qp->tx.wqe);
-		} else {
-			swiwarp_tx_slot_drop(qp);
-			swiwarp_qp_complete_sq(qp, &qp->tx.wqe,
-					       SWIWARP_WC_WR_FLUSH_ERR);
-		}
-		qp->tx.wqe.active = false;
-		qp->tx.phase = SWIWARP_TX_SQ;
-	}
-	swiwarp_tx_slot_drop(qp);
+	swiwarp_tx_flush_active(qp);
 	/*
 	 * One ring's worth per run (user space may keep posting), then
 	 * the worker yields and carries on; a full CQ ends the flush (the
@@ -1238,6 +1249,54 @@ static void swiwarp_tx_flush(struct swiwarp_qp *qp)
 	qp->tx.buf_len = 0;
 	qp->tx.buf_sent = 0;
 	qp->tx.rtr_pending = 0;
+}
+
+/*
+ * A new connection starts (swiwarp_qp_enter_rts(), tx_lock held, the
+ * previous socket gone): nothing the TX engine kept of the previous one
+ * may act on it.  Of struct swiwarp_tx that is
+ *
+ * - the FPDU in the buffer (buf_len, buf_sent, nfrag, payload, more,
+ *   copy_pages, ubuf) and what pushing it completes (fpdu): a connection
+ *   that died in the middle of a message's last FPDU left fpdu LAST, and
+ *   the new connection's first FPDU built without a WQE (the RTR, an
+ *   Atomic Response) then completed the old WQE once more;
+ * - the message under way: wqe with phase, zc and zc_want, rresp, req_id,
+ *   the slot it holds; the zero-copy WQEs waiting in zc_ring;
+ * - the stream's sequence state: msn and the marker position mk_pos;
+ * - an RTR still to send (rtr_pending; the caller queues the new one).
+ *
+ * The pending Terminate is dropped with the ORQ (swiwarp_qp_alloc_rd());
+ * its other fields are all written when one is queued.
+ *
+ * Normally the flush at ERROR completed the WQEs already.  It runs in the
+ * worker, though, after the state change, and the QP may have been reset
+ * before it ran, or left the connection through CLOSING without ERROR: a
+ * WQE still held here completes now with WR_FLUSH_ERR, once, as it would
+ * have in the flush.
+ */
+void swiwarp_tx_reset(struct swiwarp_qp *qp)
+{
+	struct swiwarp_tx *tx = &qp->tx;
+
+	lockdep_assert_held(&qp->tx_lock);
+	swiwarp_zc_abort(qp);
+	swiwarp_tx_flush_active(qp);
+	memset(&tx->wqe, 0, sizeof(tx->wqe));
+	memset(&tx->rresp, 0, sizeof(tx->rresp));
+	tx->phase = SWIWARP_TX_SQ;
+	tx->fpdu = SWIWARP_TX_FPDU_PLAIN;
+	tx->buf_len = 0;
+	tx->buf_sent = 0;
+	tx->nfrag = 0;
+	tx->payload = 0;
+	tx->more = false;
+	tx->copy_pages = false;
+	tx->zc_want = false;
+	tx->req_id = 0;
+	tx->rtr_pending = 0;
+	tx->mk_pos = 0;
+	memset(tx->msn, 0, sizeof(tx->msn));
 }
 
 /* A local fatal error on the SQ: fail the WQE, then the QP. */
