@@ -21,6 +21,7 @@
 #include <linux/slab.h>
 
 #include "swiwarp.h"
+#include "iwarp/rdmap.h"
 
 void swiwarp_qp_event(struct swiwarp_qp *qp, enum ib_event_type type)
 {
@@ -497,11 +498,16 @@ static int swiwarp_qp_transition(struct swiwarp_qp *qp,
 	if (fx & QPT_SET)
 		swiwarp_qp_set_state(qp, to);
 	/*
-	 * The Terminate a consumer's SQE request has always sent: layer
-	 * and type byte 0x00 (RDMAP, local catastrophic), code 0x05.
+	 * The consumer asks for the Terminate (modify to SQE): no message
+	 * of the peer is at fault, so neither remote error type of RFC 5040
+	 * section 7 fits.  Its one local type is RDMAP local catastrophic
+	 * (0; IANA's registry takes every code of it as that one error);
+	 * code 0x00, as in our other local catastrophic Terminates.
 	 */
 	if (fx & QPT_TERM)
-		swiwarp_send_terminate(qp, 0x00, 0x05, NULL, 0);
+		swiwarp_send_terminate(qp, (IWARP_TERM_LAYER_RDMAP << 4) |
+				       IWARP_TERM_RDMAP_ETYPE_CATASTROPHIC,
+				       IWARP_TERM_RDMAP_CATASTROPHIC, NULL, 0);
 	/*
 	 * A reset QP starts afresh, also after a CQ overflow; any request
 	 * that finds it in IDLE clears that, as it always did.
