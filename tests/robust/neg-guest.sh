@@ -82,7 +82,10 @@ neg_memcg() {
 # a freed endpoint is reported.  cqflush runs unprivileged.  mraccess
 # connects to itself.  qpfail races failing QP creations with rdma_connect
 # guessing their numbers from another process.  qpbind: one unprivileged
-# user names another's QP number in rdma_connect and rdma_accept.
+# user names another's QP number in rdma_connect and rdma_accept.  qpreuse:
+# a QP whose connection died mid-send reconnected after RESET and INIT
+# (toggles the module's peer_to_peer for its second connection), then a
+# Terminate the consumer asks for (modify to SQE) and its code.
 neg_safety() {
 	local bc=${LAB_IP%.*}.255 c
 	if [ "$dev" != swiwarp ]; then
@@ -93,8 +96,8 @@ neg_safety() {
 		echo "neg: safety: the guest booted without slub_debug: a use-after-free may go unseen"
 	# qpbind drops to two unprivileged uids, which need rdma_cm and uverbs
 	chmod 0666 /dev/infiniband/rdma_cm /dev/infiniband/uverbs* 2>/dev/null
-	for c in connfail mraccess qpfail qpbind; do
-		timeout 120 "$neg" safety $c "$([ $c = mraccess ] || [ $c = qpbind ] && echo "$LAB_IP" || echo "$bc")" \
+	for c in connfail mraccess qpfail qpbind qpreuse; do
+		timeout 120 "$neg" safety $c "$(case $c in mraccess | qpbind | qpreuse) echo "$LAB_IP" ;; *) echo "$bc" ;; esac)" \
 			>"$LAB_OUT/neg-safety-$c.out" 2>&1
 		rc=$?
 		cat "$LAB_OUT/neg-safety-$c.out"

@@ -44,6 +44,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -62,6 +63,7 @@
 #include <rdma/rdma_cma.h>
 #include <rdma/ib_user_verbs.h>
 
+#include "iwarp/rdmap.h"
 #include "lab-verbs.h"
 #include "hwctr.h"
 #include "kmsg.h"
@@ -1427,7 +1429,7 @@ static int local(const char *what)
 /* ---- safety: the memory-safety defects of issue 15 ------------------- */
 
 /*
- * robust-neg safety connfail|cqflush|mraccess|qpfail|qpbind ADDR
+ * robust-neg safety connfail|cqflush|mraccess|qpfail|qpbind|qpreuse ADDR
  *
  * connfail ADDR: rdma_connect to ADDR (the subnet's broadcast address:
  *   rdma_cm resolves it, TCP's connect() refuses it at once with
@@ -2163,6 +2165,405 @@ static int safe_qpbind(const char *addr)
 	return fails != 0;
 }
 
+/*
+ * qpreuse ADDR: one QP through two connections (issue 17).  rdma_cm binds
+ * a connection to any QP of the caller by number (conn_param.qp_num), so
+ * a consumer may keep its QP when a connection dies: modify it to RESET
+ * and INIT and connect it again.  Nothing the TX engine held for the old
+ * connection may show on the new one.
+ *
+ * First connection: to a plain TCP listener of ours (a child) that answers
+ * the MPA Request and then reads nothing.  We post signalled one-FPDU
+ * Sends until they stop completing: the TX engine then holds an FPDU
+ * that ends a message, not (or not all) pushed.  The listener resets the connection; the
+ * QP goes to ERROR and flushes.  Second connection: RESET, INIT, connect
+ * to a swiwarp listener with peer_to_peer=1, so that the first FPDU on it
+ * is the RTR, not one of a work request.  No completion of the first
+ * connection may come back (.stale), Send, Write and Read data must
+ * arrive intact (.data).  Then the consumer asks for a Terminate (modify
+ * to SQE): the peer must receive RDMAP / local catastrophic / code 0x00
+ * (RFC 5040 section 7: type 0 is one error, whatever the code; code 0 is
+ * what we send for it everywhere) (.sqe_term).
+ */
+#define QPREUSE_PORT 7199	/* 7199 the silent TCP listener, 7200 swiwarp */
+#define QPREUSE_MSG 1024	/* one FPDU on any MTU the lab uses */
+#define QPREUSE_MAXPOST 20000
+#define QPREUSE_NEW (1ULL << 40)	/* wr_id of the second connection's WRs */
+#define QPREUSE_P2P "/sys/module/swiwarp/parameters/peer_to_peer"
+
+/* Child: accept one connection, answer its MPA Request (rev 1, C as asked),
+ * read nothing more; reset it once a byte comes on rfd. */
+static int qpreuse_silent(const char *addr, int wfd, int rfd)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(QPREUSE_PORT) };
+	struct linger lg = { 1, 0 };
+	int one = 1, small = 4096, ls, fd = -1;
+	uint8_t req[20], rep[20];
+	size_t got = 0;
+	char c = 0;
+
+	ls = socket(AF_INET, SOCK_STREAM, 0);
+	/* a small window: our side's socket buffer fills the sooner */
+	if (ls < 0 || setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    setsockopt(ls, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)) ||
+	    inet_pton(AF_INET, addr, &sin.sin_addr) != 1 ||
+	    bind(ls, (struct sockaddr *)&sin, sizeof(sin)) || listen(ls, 1))
+		c = 1;
+	if (write(wfd, &c, 1) != 1 || c)
+		return 1;
+	fd = accept(ls, NULL, NULL);
+	while (fd >= 0 && got < sizeof(req)) {
+		ssize_t n = read(fd, req + got, sizeof(req) - got);
+
+		if (n <= 0)
+			return 1;
+		got += (size_t)n;
+	}
+	if (fd < 0 || memcmp(req, "MPA ID Req Frame", 16))
+		return 1;
+	/* private data of the Request (rev 2: the IRD/ORD word) is left
+	 * unread in the socket with everything that follows */
+	memcpy(rep, "MPA ID Rep Frame", 16);
+	rep[16] = req[16] & 0x40;	/* C echoed (RFC 5044), no markers */
+	rep[17] = 1;			/* rev 1: no RFC 6581 word to answer */
+	rep[18] = rep[19] = 0;
+	if (write(fd, rep, sizeof(rep)) != sizeof(rep))
+		return 1;
+	if (read(rfd, &c, 1) != 1)
+		return 1;
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(fd);
+	close(ls);
+	return 0;
+}
+
+static int qpreuse_p2p(const char *val, char *old, size_t ol)
+{
+	FILE *f = fopen(QPREUSE_P2P, "r+");
+	int rc = -1;
+
+	if (!f)
+		return -1;
+	if (old && fgets(old, (int)ol, f))
+		old[strcspn(old, "\n")] = 0;
+	rewind(f);
+	if (fputs(val, f) >= 0)
+		rc = 0;
+	if (fclose(f))
+		rc = -1;
+	return rc;
+}
+
+/* Completions on cq within ms: first connection's counted in *old, the
+ * second's checked against want (status success) into *ok. */
+static void qpreuse_poll(struct ibv_cq *cq, int ms, int *old, uint64_t *old_id, int *old_st,
+			 int *ok, int *bad)
+{
+	long long end = now_ms() + ms;
+	struct ibv_wc wc;
+
+	while (now_ms() < end) {
+		int n = ibv_poll_cq(cq, 1, &wc);
+
+		if (n <= 0) {
+			usleep(1000);
+			continue;
+		}
+		if (wc.wr_id < QPREUSE_NEW) {
+			if (!(*old)++) {
+				*old_id = wc.wr_id;
+				*old_st = wc.status;
+			}
+		} else if (wc.status == IBV_WC_SUCCESS) {
+			(*ok)++;
+		} else {
+			(*bad)++;
+		}
+	}
+}
+
+static int safe_qpreuse(const char *addr)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_addrinfo *ha = lab_getai(addr, QPREUSE_PORT, false);
+	struct rdma_addrinfo *la = lab_getai(addr, QPREUSE_PORT + 1, true);
+	struct rdma_addrinfo *ca = lab_getai(addr, QPREUSE_PORT + 1, false);
+	struct rdma_conn_param cp = { .responder_resources = 4, .initiator_depth = 4 };
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .cap = { 256, 16, 1, 1, 0 } };
+	struct ibv_qp_attr at = { 0 };
+	struct rdma_cm_id *id = NULL, *lid = NULL, *s = NULL;
+	struct ibv_pd *pd = NULL;
+	struct ibv_cq *cq = NULL, *scq = NULL;
+	struct ibv_qp *qp = NULL;
+	struct ibv_mr *mr = NULL, *smr = NULL;
+	struct rdma_cm_event *ev;
+	uint8_t *buf = NULL, *sbuf = NULL;
+	int to_child[2], from_child[2], st, fails = 0, i, est = 0, kfd = -1;
+	int posted = 0, done = 0, ok = 0, flushed = 0, other = 0, resets = 0;
+	int old = 0, old_st = 0, nok = 0, nbad = 0, l, t, c;
+	uint64_t old_id = 0;
+	char why[200] = "", p2p_old[8] = "";
+	bool p2p_set = false;
+	long long quiet;
+	pid_t pid = -1;
+	char b = 0;
+
+	if (!ch || !ha || !la || !ca || pipe(to_child) || pipe(from_child)) {
+		printf("FAIL: robust.neg.safety.qpreuse [setup: %s]\n", strerror(errno));
+		return 1;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		_exit(qpreuse_silent(addr, from_child[1], to_child[0]));
+	if (pid < 0 || read(from_child[0], &b, 1) != 1 || b) {
+		snprintf(why, sizeof(why), "the silent listener did not start");
+		goto stall_fail;
+	}
+	id = lab_resolved_id(ch, ha->ai_dst_addr, EVENT_MS, why, sizeof(why));
+	if (!id)
+		goto stall_fail;
+	buf = calloc(4, PG);
+	sbuf = calloc(4, PG);
+	pd = ibv_alloc_pd(id->verbs);
+	cq = pd ? ibv_create_cq(id->verbs, 512, NULL, NULL, 0) : NULL;
+	scq = cq ? ibv_create_cq(id->verbs, 64, NULL, NULL, 0) : NULL;
+	qa.send_cq = qa.recv_cq = cq;
+	/* a QP of our own, not rdma_create_qp's: it outlives the id */
+	qp = scq ? ibv_create_qp(pd, &qa) : NULL;
+	mr = qp && buf ? ibv_reg_mr(pd, buf, 4 * PG, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	smr = mr && sbuf ? ibv_reg_mr(pd, sbuf, 4 * PG, IBV_ACCESS_LOCAL_WRITE |
+				     IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ) : NULL;
+	if (!smr) {
+		snprintf(why, sizeof(why), "verbs setup: %s", strerror(errno));
+		goto stall_fail;
+	}
+	cp.qp_num = qp->qp_num;
+	if (rdma_connect(id, &cp)) {
+		snprintf(why, sizeof(why), "connect to the silent listener: %s", strerror(errno));
+		goto stall_fail;
+	}
+	ev = get_event(ch, EVENT_MS);
+	if (!ev || ev->event != RDMA_CM_EVENT_ESTABLISHED) {
+		snprintf(why, sizeof(why), "first connection: %s",
+			 ev ? rdma_event_str(ev->event) : "no event");
+		if (ev)
+			rdma_ack_cm_event(ev);
+		goto stall_fail;
+	}
+	rdma_ack_cm_event(ev);
+	/* Sends until none completes for 2 s: TCP took all it will take */
+	quiet = now_ms();
+	while (now_ms() - quiet < 2000 && posted < QPREUSE_MAXPOST) {
+		struct ibv_wc wc;
+
+		if (posted - done < (int)qa.cap.max_send_wr &&
+		    !post1(qp, 1000 + posted, IBV_WR_SEND, buf, QPREUSE_MSG, mr->lkey, 0, 0,
+			   IBV_SEND_SIGNALED))
+			posted++;
+		while (ibv_poll_cq(cq, 1, &wc) == 1) {
+			done++;
+			ok += wc.status == IBV_WC_SUCCESS;
+			quiet = now_ms();
+		}
+		if (posted - done >= (int)qa.cap.max_send_wr)
+			usleep(1000);
+	}
+	if (posted == done || posted >= QPREUSE_MAXPOST) {
+		snprintf(why, sizeof(why), "the TX engine never stalled (%d Sends posted, %d done)",
+			 posted, done);
+		goto stall_fail;
+	}
+	printf("neg: safety.qpreuse: %d Sends of %d B: %d completed, %d stalled behind a full socket\n",
+	       posted, QPREUSE_MSG, ok, posted - done);
+	printf("PASS: robust.neg.safety.qpreuse.stall\n");
+	/* the listener resets the connection under the stalled TX engine */
+	if (write(to_child[1], &b, 1) != 1)
+		goto stall_fail2;
+	quiet = now_ms();
+	while (done < posted && now_ms() - quiet < 30000) {
+		struct ibv_wc wc;
+
+		if (ibv_poll_cq(cq, 1, &wc) == 1) {
+			done++;
+			flushed += wc.status == IBV_WC_WR_FLUSH_ERR;
+			other += wc.status != IBV_WC_WR_FLUSH_ERR && wc.status != IBV_WC_SUCCESS;
+		} else {
+			usleep(1000);
+		}
+	}
+	/* the id's end of it: DISCONNECTED (or an error) */
+	while ((ev = get_event(ch, 5000))) {
+		enum rdma_cm_event_type e = ev->event;
+
+		rdma_ack_cm_event(ev);
+		if (e == RDMA_CM_EVENT_DISCONNECTED)
+			break;
+	}
+	printf("neg: safety.qpreuse: after the reset: %d flushed, %d other errors, %d of %d Sends completed\n",
+	       flushed, other, done, posted);
+	if (done < posted) {
+		snprintf(why, sizeof(why), "%d Sends never completed after the reset", posted - done);
+		goto fail;
+	}
+	rdma_destroy_id(id);
+	id = NULL;
+	/* RESET needs the socket gone: the CM lets go of it on its own time */
+	at.qp_state = IBV_QPS_RESET;
+	while (ibv_modify_qp(qp, &at, IBV_QP_STATE) && resets++ < 100)
+		usleep(50000);
+	at.qp_state = IBV_QPS_INIT;
+	at.port_num = 1;
+	at.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	if (resets > 100 || ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					  IBV_QP_ACCESS_FLAGS)) {
+		snprintf(why, sizeof(why), "RESET/INIT after the reset: %s (%d tries)",
+			 strerror(errno), resets);
+		goto fail;
+	}
+	/* second connection, the RTR first */
+	if (qpreuse_p2p("Y", p2p_old, sizeof(p2p_old))) {
+		snprintf(why, sizeof(why), "%s: %s", QPREUSE_P2P, strerror(errno));
+		goto fail;
+	}
+	p2p_set = true;
+	if (rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) || rdma_bind_addr(lid, la->ai_src_addr) ||
+	    rdma_listen(lid, 4)) {
+		snprintf(why, sizeof(why), "listen: %s", strerror(errno));
+		goto fail;
+	}
+	id = lab_resolved_id(ch, ca->ai_dst_addr, EVENT_MS, why, sizeof(why));
+	if (!id)
+		goto fail;
+	if (rdma_connect(id, &cp)) {
+		snprintf(why, sizeof(why), "second connect: %s", strerror(errno));
+		goto fail;
+	}
+	ev = get_event(ch, EVENT_MS);
+	if (!ev || ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+		snprintf(why, sizeof(why), "no connect request (%s)",
+			 ev ? rdma_event_str(ev->event) : "timeout");
+		if (ev)
+			rdma_ack_cm_event(ev);
+		goto fail;
+	}
+	s = ev->id;
+	rdma_ack_cm_event(ev);
+	qa.send_cq = qa.recv_cq = scq;
+	if (rdma_create_qp(s, pd, &qa) ||
+	    recv1(s->qp, QPREUSE_NEW, sbuf, PG, smr->lkey) || rdma_accept(s, &cp)) {
+		snprintf(why, sizeof(why), "server side: %s", strerror(errno));
+		goto fail;
+	}
+	while (est < 2 && (ev = get_event(ch, EVENT_MS))) {
+		bool e = ev->event == RDMA_CM_EVENT_ESTABLISHED;
+
+		if (!e)
+			snprintf(why, sizeof(why), "second connection: %s", rdma_event_str(ev->event));
+		rdma_ack_cm_event(ev);
+		if (!e)
+			goto fail;
+		est++;
+	}
+	if (est < 2) {
+		snprintf(why, sizeof(why), "second connection not established");
+		goto fail;
+	}
+	/* the RTR went first; whatever of the old connection it stirs comes now */
+	qpreuse_poll(cq, 500, &old, &old_id, &old_st, &nok, &nbad);
+	for (i = 0; i < 3 * PG; i++)
+		buf[i] = (uint8_t)(i * 7 + 1);
+	for (i = 0; i < 4 * PG; i++)
+		sbuf[i] = (uint8_t)(i * 13 + 5);
+	/* Send into sbuf[0..PG), Write into sbuf[PG..2PG), Read sbuf[2PG..3PG) */
+	if (post1(qp, QPREUSE_NEW + 1, IBV_WR_SEND, buf, PG, mr->lkey, 0, 0, IBV_SEND_SIGNALED) ||
+	    post1(qp, QPREUSE_NEW + 2, IBV_WR_RDMA_WRITE, buf + PG, PG, mr->lkey,
+		  (uintptr_t)sbuf + PG, smr->rkey, IBV_SEND_SIGNALED) ||
+	    post1(qp, QPREUSE_NEW + 3, IBV_WR_RDMA_READ, buf + 3 * PG, PG, mr->lkey,
+		  (uintptr_t)sbuf + 2 * PG, smr->rkey, IBV_SEND_SIGNALED)) {
+		snprintf(why, sizeof(why), "post on the second connection: %s", strerror(errno));
+		goto fail;
+	}
+	{
+		uint8_t want[PG];
+
+		for (i = 0; i < PG; i++)
+			want[i] = (uint8_t)((2 * PG + i) * 13 + 5);
+		qpreuse_poll(cq, 3000, &old, &old_id, &old_st, &nok, &nbad);
+		if (old) {
+			printf("FAIL: robust.neg.safety.qpreuse.stale [%d completions of the first connection on the second, the first wr_id %llu status %s]\n",
+			       old, (unsigned long long)old_id,
+			       ibv_wc_status_str((enum ibv_wc_status)old_st));
+			fails++;
+		} else {
+			printf("PASS: robust.neg.safety.qpreuse.stale\n");
+		}
+		if (nok != 3 || nbad || wait_wc(scq, 3000, &(struct ibv_wc){ 0 }) ||
+		    memcmp(sbuf, buf, PG) || memcmp(sbuf + PG, buf + PG, PG) ||
+		    memcmp(buf + 3 * PG, want, PG)) {
+			printf("FAIL: robust.neg.safety.qpreuse.data [%d of 3 WRs succeeded, %d failed; Send %s, Write %s, Read %s]\n",
+			       nok, nbad, memcmp(sbuf, buf, PG) ? "differs" : "ok",
+			       memcmp(sbuf + PG, buf + PG, PG) ? "differs" : "ok",
+			       memcmp(buf + 3 * PG, want, PG) ? "differs" : "ok");
+			fails++;
+		} else {
+			printf("PASS: robust.neg.safety.qpreuse.data (Send, Write, Read of %d B)\n", PG);
+		}
+	}
+	/* the consumer's Terminate */
+	kfd = kmsg_open();
+	at.qp_state = IBV_QPS_SQE;
+	if (kfd < 0 || ibv_modify_qp(qp, &at, IBV_QP_STATE)) {
+		printf("FAIL: robust.neg.safety.qpreuse.sqe_term [modify to SQE: %s]\n",
+		       strerror(errno));
+		fails++;
+	} else if (kmsg_find_term(kfd, 0, 5000, &l, &t, &c) != 1) {
+		printf("FAIL: robust.neg.safety.qpreuse.sqe_term [the peer logged no Terminate]\n");
+		fails++;
+	} else if (l != IWARP_TERM_LAYER_RDMAP || t != IWARP_TERM_RDMAP_ETYPE_CATASTROPHIC ||
+		   c != IWARP_TERM_RDMAP_CATASTROPHIC) {
+		printf("FAIL: robust.neg.safety.qpreuse.sqe_term [Terminate layer %d type %d code 0x%02x, want RDMAP %d / local catastrophic %d / 0x%02x]\n",
+		       l, t, c, IWARP_TERM_LAYER_RDMAP, IWARP_TERM_RDMAP_ETYPE_CATASTROPHIC,
+		       IWARP_TERM_RDMAP_CATASTROPHIC);
+		fails++;
+	} else {
+		printf("PASS: robust.neg.safety.qpreuse.sqe_term (layer %d type %d code 0x%02x)\n", l,
+		       t, c);
+	}
+	goto out;
+
+stall_fail:
+	printf("FAIL: robust.neg.safety.qpreuse.stall [%s]\n", why);
+	if (pid > 0)
+		kill(pid, SIGKILL);
+	return 1;
+stall_fail2:
+	snprintf(why, sizeof(why), "cannot wake the silent listener");
+fail:
+	printf("FAIL: robust.neg.safety.qpreuse [%s]\n", why);
+	fails++;
+out:
+	if (kfd >= 0)
+		close(kfd);
+	if (p2p_set && qpreuse_p2p(p2p_old[0] ? p2p_old : "N", NULL, 0))
+		printf("neg: safety.qpreuse: could not restore %s to %s\n", QPREUSE_P2P, p2p_old);
+	if (pid > 0) {
+		kill(pid, SIGKILL);	/* gone already unless we failed early */
+		waitpid(pid, &st, 0);
+	}
+	lab_pair_cm_close(ch, lid, id, s, 500);
+	ibv_destroy_qp(qp);
+	ibv_dereg_mr(mr);
+	ibv_dereg_mr(smr);
+	ibv_destroy_cq(scq);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	rdma_destroy_event_channel(ch);
+	free(buf);
+	free(sbuf);
+	return fails != 0;
+}
+
 static int safety(const char *what, const char *addr)
 {
 	if (!strcmp(what, "connfail"))
@@ -2175,6 +2576,8 @@ static int safety(const char *what, const char *addr)
 		return safe_qpfail(addr);
 	if (!strcmp(what, "qpbind"))
 		return safe_qpbind(addr);
+	if (!strcmp(what, "qpreuse"))
+		return safe_qpreuse(addr);
 	fprintf(stderr, "robust-neg safety: unknown case %s\n", what);
 	return 2;
 }
@@ -2382,6 +2785,6 @@ int main(int argc, char **argv)
 		big = argc > 4 && !strcmp(argv[4], "big");
 		return client(argv[2], argv[3]);
 	}
-	fprintf(stderr, "usage: robust-neg server ADDR PORT NCONN [big] | client ADDR PORT [big] | count | local memlock|regfail | churn|mpaflood ADDR PORT SECONDS | safety connfail|cqflush|mraccess|qpfail|qpbind ADDR\n");
+	fprintf(stderr, "usage: robust-neg server ADDR PORT NCONN [big] | client ADDR PORT [big] | count | local memlock|regfail | churn|mpaflood ADDR PORT SECONDS | safety connfail|cqflush|mraccess|qpfail|qpbind|qpreuse ADDR\n");
 	return 2;
 }
