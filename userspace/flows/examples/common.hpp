@@ -11,8 +11,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -55,7 +57,7 @@ inline std::shared_ptr<dpi::Node> start_node(const std::map<std::string, std::st
 	// PMIx server (mpirun) gives the node id and every node's address.
 	dpi::Options o;
 	std::optional<int> id;
-	if (m.count("id"))
+	if (m.contains("id"))
 		id = static_cast<int>(num(m, "id", -1));
 	auto l = dpi::launch_from_env(opt(m, "spec", ""), id);
 	o.spec = std::move(l.spec);
@@ -94,6 +96,69 @@ inline void result(bool ok, const std::string &name, const std::string &detail)
 	std::printf("# %s: %s\n", name.c_str(), detail.c_str());
 	std::fflush(stdout);
 }
+
+// Ends this node at once: a FAIL line for tag naming node me's error e,
+// then exit status 1.  For errors while a Worker runs (below).
+[[noreturn]] inline void fail_now(const std::string &tag, int me, const std::exception_ptr &e)
+{
+	std::string what = "unknown exception";
+	try {
+		std::rethrow_exception(e);
+	} catch (const std::exception &x) {
+		what = x.what();
+	} catch (...) {
+	}
+	result(false, tag, "node " + std::to_string(me) + " error: " + what);
+	std::fflush(nullptr);
+	std::_Exit(1);
+}
+
+// A thread of a node beside its main logic, such as the collector of a
+// target.  It may wait for good on sources that failed, and nothing can
+// stop it; a std::thread still joinable when an exception unwinds past it
+// aborts the process with no word of why ("terminate called without an
+// active exception", seen when a peer was unreachable).  So an error in
+// the thread, or in the logic beside it (run that through beside()),
+// ends the node at once with a FAIL line that names the error.
+class Worker
+{
+public:
+	template <class F> Worker(std::string tag, int me, F f) : tag_(std::move(tag)), me_(me)
+	{
+		thread_ = std::thread([this, f = std::move(f)]() mutable {
+			try {
+				f();
+			} catch (...) {
+				fail_now(tag_, me_, std::current_exception());
+			}
+		});
+	}
+	Worker(const Worker &) = delete;
+	Worker &operator=(const Worker &) = delete;
+	Worker(Worker &&) = delete;
+	Worker &operator=(Worker &&) = delete;
+	~Worker()
+	{
+		if (thread_.joinable())
+			fail_now(tag_, me_,
+			         std::make_exception_ptr(std::logic_error("a worker thread was left running")));
+	}
+	// Runs f, the node's logic while this worker runs; its error ends the node.
+	template <class F> void beside(F f)
+	{
+		try {
+			f();
+		} catch (...) {
+			fail_now(tag_, me_, std::current_exception());
+		}
+	}
+	void join() { thread_.join(); }
+
+private:
+	std::string tag_;
+	int me_;
+	std::thread thread_;
+};
 
 // A one-tuple broadcast from node `from` to every node: a barrier made of a
 // flow, so nobody shuts its DPI node down while others still need it.

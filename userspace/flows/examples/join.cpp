@@ -88,10 +88,10 @@ int run(const std::shared_ptr<Transport> &tr, int nodes, const Gen &g, const std
 		auto tr_r = flowapp::retry([&] { return Target::open(tr, rs, static_cast<size_t>(me)); });
 		auto tr_s = flowapp::retry([&] { return Target::open(tr, ss, static_cast<size_t>(me)); });
 		std::vector<Row> rpart, spart;
-		std::thread cr([&] { rpart = collect(*tr_r); });
-		std::thread cs([&] { spart = collect(*tr_s); });
+		flowapp::Worker cr(tag, me, [&] { rpart = collect(*tr_r); });
+		flowapp::Worker cs(tag, me, [&] { spart = collect(*tr_s); });
 		uint64_t sent_bytes = 0, msgs = 0;
-		{
+		cr.beside([&] {
 			auto src_r = flowapp::retry([&] { return Source::open(tr, rs, static_cast<uint32_t>(me)); });
 			auto src_s = flowapp::retry([&] { return Source::open(tr, ss, static_cast<uint32_t>(me)); });
 			for (const Row &x : g.share(0, me, nodes))
@@ -102,7 +102,7 @@ int run(const std::shared_ptr<Transport> &tr, int nodes, const Gen &g, const std
 			src_s->close();
 			sent_bytes = src_r->stats().payload_bytes + src_s->stats().payload_bytes;
 			msgs = src_r->stats().messages + src_s->stats().messages;
-		}
+		});
 		cr.join();
 		cs.join();
 		JoinResult mine = hash_join(rpart, spart);

@@ -84,15 +84,15 @@ int run(const std::shared_ptr<Transport> &tr, int nodes, uint64_t n, uint64_t ke
 			auto t = flowapp::retry([&] { return Target::open(tr, spec, static_cast<size_t>(me)); });
 			auto t0 = std::chrono::steady_clock::now();
 			std::vector<Aggregate> res;
-			std::thread c([&] { res = t->results(std::chrono::minutes(5)); });
-			{
+			flowapp::Worker c(tag, me, [&] { res = t->results(std::chrono::minutes(5)); });
+			c.beside([&] {
 				auto s = flowapp::retry(
 				        [&] { return Source::open(tr, spec, static_cast<uint32_t>(me)); });
 				for (const Ev &e : mine)
 					s->push({reinterpret_cast<const std::byte *>(&e), sizeof(e)});
 				s->close();
 				bytes[w] = s->stats().payload_bytes + s->stats().messages * MsgHeader::size;
-			}
+			});
 			c.join();
 			secs[w] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 			// My share of the reference: the keys the hash sends to me.
