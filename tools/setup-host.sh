@@ -17,6 +17,9 @@ packages=(
 	# the lab (xz-utils, zstd and binutils' readelf: tests/lab/boot-image.sh
 	# unpacks the guest kernels once so that no boot decompresses them)
 	qemu-system-x86 busybox-static vde2 iproute2 procps xz-utils zstd binutils
+	# nft: the lab delays each TCP connection's first frames only, by
+	# conntrack's packet count (lab_delay_connect in tests/lab/lib.sh)
+	nftables
 	# RDMA userspace: libraries, our provider's build deps, test apps
 	rdma-core ibverbs-utils rdmacm-utils perftest libibverbs-dev librdmacm-dev
 	ibverbs-providers strace

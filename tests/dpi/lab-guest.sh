@@ -30,14 +30,14 @@ if [ $rc -ne 0 ]; then
 	lab_finish
 fi
 bar loaded || { lab_fail "$t.barrier-loaded-g$LAB_ID" "$LAB_BARRIER_WHY"; lab_finish; }
-# Upstream siw's passive-side setup race (lab_delay_egress in
+# Upstream siw's passive-side setup race (lab_delay_connect in
 # tests/lab/lib.sh): a source's first message can land before siw reads the
 # socket, and that connection then hangs for good.  CI saw it once on
 # 28 Nov (append-4x250: both guests waited until the lab timeout).  Only
 # guest 2 connects (every passive side is node 0 on guest 1), so only its
 # frames are delayed.
 if [ "$drv" = siw ] && [ "$LAB_ID" = 2 ]; then
-	lab_delay_egress "${LAB_SIW_CLIENT_DELAY_MS:-100}" || lab_fail "$t.netem-g2" "could not add the netem delay"
+	lab_delay_connect "${LAB_SIW_CLIENT_DELAY_MS:-100}" || lab_fail "$t.netem-g2" "could not add the netem delay"
 fi
 
 # spec PORT: a spec file for one test (node 0 = guest 1, node 1 = guest 2)

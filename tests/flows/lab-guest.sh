@@ -31,9 +31,9 @@ fi
 # FLOWS_DELAY_MS=N: netem-delay everything this guest sends by N ms.  On
 # upstream siw every guest of the mesh is the passive side of some
 # connection, and its MPA Reply must reach the peer only after its QP owns
-# the socket (see lab_delay_egress), so the delay goes on every guest.
+# the socket (see lab_delay_connect), so the delay goes on every guest.
 if [ "${FLOWS_DELAY_MS:-0}" != 0 ]; then
-	lab_delay_egress "$FLOWS_DELAY_MS" || lab_fail "$t.netem-g$LAB_ID" "could not add the netem delay"
+	lab_delay_connect "$FLOWS_DELAY_MS" || lab_fail "$t.netem-g$LAB_ID" "could not add the netem delay"
 fi
 lab_barrier loaded 300 || { lab_fail "$t.barrier-loaded-g$LAB_ID" "$LAB_BARRIER_WHY"; lab_finish; }
 

@@ -378,24 +378,31 @@ lab_verbs_up() {
 	return 1
 }
 
-# Egress delays and loss.  lab_delay_egress, lab_delay_syn and
-# lab_loss_egress compose: each keeps its setting in
-# /run/lab-delay.DEV.{egress,syn,loss} and rebuilds one tree
-#   root 1: prio, 4 bands; the priomap only uses bands 1:1..1:3
-#     1:1, 1:2, 1:3  netem EGRESS ms, LOSS %  (all but a connecting SYN)
-#     1:4            netem EGRESS+SYN, LOSS   (u32 filter: TCP SYN, no ACK)
+# Egress delays and loss.  lab_delay_egress, lab_delay_connect,
+# lab_delay_syn and lab_loss_egress compose: each keeps its setting in
+# /run/lab-delay.DEV.{egress,connect,syn,loss} and rebuilds one tree
+#   root 1: prio, 5 bands; the priomap only uses bands 1:1..1:3
+#     1:1, 1:2, 1:3  netem EGRESS ms, LOSS %  (every other frame)
+#     1:4            netem EGRESS+CONNECT+SYN, LOSS  (u32 filter: TCP SYN,
+#                    no ACK)
+#     1:5            netem EGRESS+CONNECT, LOSS  (fw filter: the mark that
+#                    nft's table inet lab_delay puts on the first
+#                    $lab_connect_frames frames of each TCP connection)
 # Bands with neither delay nor loss get no netem (prio's default pfifo).
-# Check it in a guest with `tc -s qdisc show dev eth0` and
-# `tc filter show dev eth0`.
+# Check it in a guest with `tc -s qdisc show dev eth0`, `tc filter show
+# dev eth0` and `nft list ruleset`.
+lab_connect_frames=20
+lab_connect_mark=0x1ab
 _lab_delay_apply() { # DEV
-	local dev=$1 eg syn loss b st=/run/lab-delay.$1 lossarg=()
+	local dev=$1 eg syn conn loss b st=/run/lab-delay.$1 lossarg=()
 	eg=$(cat "$st.egress" 2>/dev/null || echo 0)
+	conn=$(cat "$st.connect" 2>/dev/null || echo 0)
 	syn=$(cat "$st.syn" 2>/dev/null || echo 0)
 	loss=$(cat "$st.loss" 2>/dev/null || echo 0)
 	[ "$loss" != 0 ] && lossarg=(loss "$loss%")
-	modprobe -a sch_prio sch_netem cls_u32 || return 1
+	modprobe -a sch_prio sch_netem cls_u32 cls_fw || return 1
 	tc qdisc del dev "$dev" root 2>/dev/null
-	tc qdisc add dev "$dev" root handle 1: prio bands 4 \
+	tc qdisc add dev "$dev" root handle 1: prio bands 5 \
 		priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1 || return 1
 	if [ "$eg" -gt 0 ] || [ "$loss" != 0 ]; then
 		for b in 1 2 3; do
@@ -403,25 +410,72 @@ _lab_delay_apply() { # DEV
 				delay "${eg}ms" "${lossarg[@]}" limit 100000 || return 1
 		done
 	fi
+	_lab_delay_connect_rule "$dev" "$conn" || return 1
+	if [ "$conn" -gt 0 ]; then
+		tc qdisc add dev "$dev" parent 1:5 handle 50: netem \
+			delay "$((eg + conn))ms" "${lossarg[@]}" limit 100000 || return 1
+		tc filter add dev "$dev" parent 1: protocol ip prio 2 \
+			handle "$lab_connect_mark" fw flowid 1:5 || return 1
+	fi
 	[ "$syn" -gt 0 ] || return 0
 	tc qdisc add dev "$dev" parent 1:4 handle 40: netem \
-		delay "$((eg + syn))ms" "${lossarg[@]}" limit 100000 || return 1
+		delay "$((eg + conn + syn))ms" "${lossarg[@]}" limit 100000 || return 1
 	# IPv4 without options: the TCP flags are octet 33 of the packet;
 	# SYN set, ACK clear (a SYN-ACK is not delayed).
 	tc filter add dev "$dev" parent 1: protocol ip prio 1 u32 \
 		match ip protocol 6 0xff match u8 0x02 0x12 at 33 flowid 1:4
 }
 
+# _lab_delay_connect_rule DEV MS: with MS > 0, nft marks the frames DEV
+# sends while their TCP connection has carried at most
+# $lab_connect_frames frames (both directions, conntrack's accounting);
+# with 0 the rule goes.  One chain per DEV in table inet lab_delay.
+_lab_delay_connect_rule() {
+	local dev=$1 ms=$2 chain=out_$1
+	nft delete chain inet lab_delay "$chain" 2>/dev/null
+	[ "$ms" -gt 0 ] || return 0
+	modprobe -a nf_conntrack nft_ct nf_tables || return 1
+	# Counted only for connections made after this: set before any.
+	sysctl -qw net.netfilter.nf_conntrack_acct=1 || return 1
+	nft -f - <<-EOF
+		table inet lab_delay {
+			chain $chain {
+				type filter hook output priority 0; policy accept;
+				oifname "$dev" meta l4proto tcp ct packets <= $lab_connect_frames counter meta mark set $lab_connect_mark
+			}
+		}
+	EOF
+}
+
 # lab_delay_egress MS [NETDEV]: delay every frame this guest sends by MS ms
-# (netem).  The siw tests use it on client guests: upstream siw (6.1) has a
-# race on the passive side of a connection: it sends the MPA Reply and only
-# then hands the socket's data_ready upcall to the QP, and an FPDU that
-# lands in between is left unread in the socket, so the connection hangs.  On
-# slow TCG guests a client's first Send often lands there.  Delaying the
-# client's frames keeps them out of that window.
+# (netem), to test what a slow or distant peer does.
 lab_delay_egress() {
 	local ms=$1 dev=${2:-eth0}
 	echo "$ms" >"/run/lab-delay.$dev.egress" && _lab_delay_apply "$dev"
+}
+
+# lab_delay_connect MS [NETDEV]: delay the frames this guest sends by MS ms
+# while their TCP connection is young (its first $lab_connect_frames
+# frames, counted both ways), and no others.  For every guest that opens
+# connections to upstream siw: siw (6.1) has a race on the passive side of
+# a connection.  It sends the MPA Reply and only then hands the socket's
+# data_ready upcall to the QP, and an FPDU that lands in between is left
+# unread in the socket, so the connection hangs.  On slow TCG guests a
+# client's first Send often lands there.  Delaying the client's first
+# frames keeps them out of that window; its first FPDU is at most the
+# eighth frame of the connection.  Delaying all its frames (as the lab did
+# first) made every round trip 100 ms longer: latency tests and NFS took
+# minutes more.
+lab_delay_connect() {
+	local ms=$1 dev=${2:-eth0}
+	echo "$ms" >"/run/lab-delay.$dev.connect" && _lab_delay_apply "$dev"
+}
+
+# lab_delay_connect_frames [DEV]: how many frames lab_delay_connect has
+# delayed on DEV so far (its nft rule's counter).
+lab_delay_connect_frames() {
+	nft list chain inet lab_delay "out_${1:-eth0}" 2>/dev/null |
+		sed -n 's/.*counter packets \([0-9]*\).*/\1/p'
 }
 
 # lab_delay_syn MS [DEV]: delay the TCP SYNs that open connections from

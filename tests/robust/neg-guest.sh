@@ -23,7 +23,7 @@ p=robust.neg
 lab_verbs_up "$dev" "$p" "$neg" || exit 0
 # upstream siw's passive-side setup race (tests/lab/README.md): delay
 # the client's frames
-[ "$dev" = siw ] && [ "$LAB_ID" = 2 ] && lab_delay_egress "${LAB_SIW_CLIENT_DELAY_MS:-100}"
+[ "$dev" = siw ] && [ "$LAB_ID" = 2 ] && lab_delay_connect "${LAB_SIW_CLIENT_DELAY_MS:-100}"
 # siw logs no Terminates: no kernel-log checks there
 noterm=0
 [ "$dev" = siw ] && noterm=1

@@ -31,7 +31,7 @@ slab_open '^(TCP|request_sock_TCP|kmalloc-|swiwarp|siw|ib_|rdma)'
 
 # upstream siw's passive-side setup race (tests/lab/README.md): delay
 # the client's frames
-[ "$dev" = siw ] && [ "$LAB_ID" = 2 ] && lab_delay_egress "${LAB_SIW_CLIENT_DELAY_MS:-100}"
+[ "$dev" = siw ] && [ "$LAB_ID" = 2 ] && lab_delay_connect "${LAB_SIW_CLIENT_DELAY_MS:-100}"
 ref0=$(cat /sys/module/"$mod"/refcnt)
 lab_barrier soak-up 300 || { lab_fail "$p.barrier" "peer never came up"; lab_finish; }
 

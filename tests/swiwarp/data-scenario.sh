@@ -432,7 +432,7 @@ imm)
 	# guest 1 swiwarp or, with IMM_PEER=siw, upstream siw.
 	if [ "$LAB_ID" = 1 ] && [ "${IMM_PEER:-}" = siw ]; then load_driver siw; else load_driver swiwarp; fi
 	if [ "$LAB_ID" = 2 ] && [ "${IMM_PEER:-}" = siw ]; then
-		lab_delay_egress 100 || lab_fail "$mode/netem-$me" "could not add the netem delay"
+		lab_delay_connect 100 || lab_fail "$mode/netem-$me" "could not add the netem delay"
 	fi
 	lab_barrier loaded 600
 	if [ "${IMM_PEER:-}" = siw ]; then
@@ -448,7 +448,7 @@ atomic)
 	# guest 1 is upstream siw and the refusal runs both ways.
 	if [ "$LAB_ID" = 1 ] && [ "${ATOMIC_PEER:-}" = siw ]; then load_driver siw; else load_driver swiwarp; fi
 	if [ "$LAB_ID" = 2 ] && [ "${ATOMIC_PEER:-}" = siw ]; then
-		lab_delay_egress 100 || lab_fail "$mode/netem-$me" "could not add the netem delay"
+		lab_delay_connect 100 || lab_fail "$mode/netem-$me" "could not add the netem delay"
 	fi
 	lab_barrier loaded 600
 	if [ "${ATOMIC_PEER:-}" = siw ]; then
@@ -467,9 +467,9 @@ zc)
 interop)
 	if [ "$LAB_ID" = 1 ]; then load_driver siw; else load_driver swiwarp; fi
 	# Upstream siw drops a first Send that lands before its QP is in RTS
-	# (tests/lab/lib.sh lab_delay_egress): delay swiwarp's frames.
+	# (tests/lab/lib.sh lab_delay_connect): delay swiwarp's frames.
 	if [ "$LAB_ID" = 2 ]; then
-		lab_delay_egress 100 || lab_fail "$mode/netem-$me" "could not add the netem delay"
+		lab_delay_connect 100 || lab_fail "$mode/netem-$me" "could not add the netem delay"
 	fi
 	syn_delay
 	lab_barrier loaded 600

@@ -109,7 +109,7 @@ fi
 if [ "$mode" != pair ] && [ "$LAB_ID" = 2 ]; then
 	# Upstream siw as server drops a first Send that arrives before its QP
 	# is in RTS (tests/lab/README.md): delay what swiwarp sends.
-	lab_delay_egress "${LAB_SIW_CLIENT_DELAY_MS:-100}" || lab_fail "matrix/$mode/netem-$me" "no netem"
+	lab_delay_connect "${LAB_SIW_CLIENT_DELAY_MS:-100}" || lab_fail "matrix/$mode/netem-$me" "no netem"
 fi
 # Both guests run perftest -R clients, whose second connect can beat the
 # server's re-listen (lab_delay_syn in tests/lab/lib.sh).

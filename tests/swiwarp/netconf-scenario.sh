@@ -208,13 +208,13 @@ if part v4; then
 	# Served by siw, the only step with siw as the passive side: the
 	# client's (guest 1's swiwarp2) frames are delayed on eth1 for it, as
 	# the matrix delays its siw clients: upstream siw can leave a first
-	# Send that lands right after its MPA Reply unread (lab_delay_egress
+	# Send that lands right after its MPA Reply unread (lab_delay_connect
 	# in lib.sh).
-	[ "$i" = 1 ] && { lab_delay_egress "${LAB_SIW_CLIENT_DELAY_MS:-100}" eth1 || echo "could not add the netem delay"; }
+	[ "$i" = 1 ] && { lab_delay_connect "${LAB_SIW_CLIENT_DELAY_MS:-100}" eth1 || echo "could not add the netem delay"; }
 	step rping-v4-siw-host-by-siw 2 7177 rping:5:200 \
 		"rping -s -a 0.0.0.0 -p 7177 -C 5 -S 200 -V -v" \
 		"rping -c -a 10.0.1.2 -p 7177 -C 5 -S 200 -V -v"
-	[ "$i" = 1 ] && lab_delay_egress 0 eth1
+	[ "$i" = 1 ] && lab_delay_connect 0 eth1
 	step rping-v4-siw-host-by-swiwarp 2 7177 rping:5:200 \
 		"rping -s -a 0.0.0.0 -p 7177 -C 5 -S 200 -V -v" \
 		"rping -c -a 192.0.2.2 -p 7177 -C 5 -S 200 -V -v"

@@ -152,9 +152,9 @@ pair)
 interop)
 	if [ "$LAB_ID" = 1 ]; then load_driver siw; else load_driver swiwarp; fi
 	# Upstream siw drops a first Send that arrives before its QP is in RTS
-	# (see lab_delay_egress in tests/lab/lib.sh): delay the client's frames.
+	# (see lab_delay_connect in tests/lab/lib.sh): delay the client's frames.
 	if [ "$LAB_ID" = 2 ]; then
-		lab_delay_egress 100 || lab_fail "$mode/netem-$me" "could not add the netem delay"
+		lab_delay_connect 100 || lab_fail "$mode/netem-$me" "could not add the netem delay"
 		# ib_write_bw -R client: perftest's re-listen race (lab_delay_syn).
 		lab_delay_syn "${LAB_PERFTEST_SYN_DELAY_MS:-300}" || lab_fail "$mode/syn-delay-$me" "tc setup failed"
 	fi

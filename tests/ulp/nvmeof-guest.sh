@@ -252,7 +252,7 @@ fi
 if [ "$LAB_ID" = 2 ]; then
 	# siw's passive side loses an FPDU that arrives right after its MPA
 	# Reply (tests/lab/README.md): delay what the active side sends.
-	lab_delay_egress "${LAB_SIW_CLIENT_DELAY_MS:-100}" || lab_fail "nvmeof/siw-tgt/netem"
+	lab_delay_connect "${LAB_SIW_CLIENT_DELAY_MS:-100}" || lab_fail "nvmeof/siw-tgt/netem"
 	if connect siw-tgt 3 t3 2; then
 		fio_verify "nvmeof/siw-tgt/ns1-seq-128k" "/dev/${ctrl}n1" write --bs=128k
 		fio_verify "nvmeof/siw-tgt/ns1-rand-4k-1m" "/dev/${ctrl}n1" randwrite --bsrange=4k-1m
@@ -276,7 +276,7 @@ nfs_phase() { # VERS MIB
 		nfs_server_check "siw-client/v$v" "$mib"
 	fi
 }
-[ "$LAB_ID" = 2 ] && lab_delay_egress 0 # phase siw-tgt's workaround; phase nfs talks to swiwarp
+[ "$LAB_ID" = 2 ] && lab_delay_connect 0 # phase siw-tgt's workaround; phase nfs talks to swiwarp
 nfs_phase 4.2 "$NFS_MB"
 nfs_phase 3 "$NFS3_MB"
 [ "$LAB_ID" = 1 ] && [ $nfs_up = 1 ] && lab_check "nfsrdma/server-down-g1" nfs_server_down
@@ -286,10 +286,10 @@ if [ "$LAB_ID" = 2 ]; then
 	# siw is the passive side again: phase siw-tgt's workaround.  Without
 	# it, the v4.2 mount once hung to its 120 s timeout with nothing in
 	# either kernel log, and the v3 mount right after took 3 s (28 Nov).
-	lab_delay_egress "${LAB_SIW_CLIENT_DELAY_MS:-100}" || lab_fail "nfsrdma/siw-server/netem"
+	lab_delay_connect "${LAB_SIW_CLIENT_DELAY_MS:-100}" || lab_fail "nfsrdma/siw-server/netem"
 	nfs_client_check "swiwarp-client-of-siw/v4.2" 4.2 192.0.2.3 "$NFS_MB"
 	nfs_client_check "swiwarp-client-of-siw/v3" 3 192.0.2.3 "$NFS3_MB"
-	lab_delay_egress 0
+	lab_delay_connect 0
 fi
 lab_barrier phase-nfs-siw 1200 || lab_fail "nvmeof/barrier-nfs-siw-g$LAB_ID"
 if [ "$LAB_ID" = 3 ] && [ $nfs_up = 1 ]; then

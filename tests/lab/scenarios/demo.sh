@@ -20,10 +20,10 @@ if [ $rc -ne 0 ]; then
 	exit 1
 fi
 lab_pass "demo/load-$driver-g$LAB_ID"
-# Guest 2 (the client) delays its frames by 100 ms; see lab_delay_egress in
+# Guest 2 (the client) delays its frames by 100 ms; see lab_delay_connect in
 # lib.sh for the upstream siw connection-setup race this avoids.
 if [ "$driver" = siw ] && [ "$LAB_ID" = 2 ]; then
-	lab_delay_egress "${LAB_SIW_CLIENT_DELAY_MS:-100}" || echo "demo: could not add the netem delay"
+	lab_delay_connect "${LAB_SIW_CLIENT_DELAY_MS:-100}" || echo "demo: could not add the netem delay"
 fi
 # Guest 2 runs perftest -R clients: perftest's re-listen race (lab_delay_syn
 # in lib.sh).

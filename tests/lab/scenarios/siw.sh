@@ -22,9 +22,9 @@ if [ $rc -ne 0 ]; then
 fi
 lab_pass "$mode/siw-load-$me"
 # Clients (every guest but 1 when there are several) delay what they send:
-# see lab_delay_egress in lib.sh for the upstream siw race this avoids.
+# see lab_delay_connect in lib.sh for the upstream siw race this avoids.
 if [ "$LAB_N" -gt 1 ] && [ "$LAB_ID" != 1 ]; then
-	lab_delay_egress "${LAB_SIW_CLIENT_DELAY_MS:-100}" ||
+	lab_delay_connect "${LAB_SIW_CLIENT_DELAY_MS:-100}" ||
 		lab_fail "$mode/netem-$me" "could not add the netem delay"
 	# ib_write_bw -R client: perftest's re-listen race (lab_delay_syn).
 	lab_delay_syn "${LAB_PERFTEST_SYN_DELAY_MS:-300}" ||
@@ -186,4 +186,15 @@ trio)
 	lab_fail "siw-scenario" "unknown mode $mode"
 	;;
 esac
+# The clients' connection delay saw their connections' first frames (the
+# siw race's workaround is in force, not a no-op).
+if [ "$LAB_N" -gt 1 ] && [ "$LAB_ID" != 1 ]; then
+	n=$(lab_delay_connect_frames)
+	if [ "${n:-0}" -gt 0 ]; then
+		lab_pass "$mode/connect-delay-$me"
+	else
+		lab_fail "$mode/connect-delay-$me" "no frame delayed by lab_delay_connect: $(nft list table inet lab_delay 2>&1 | tr '\n' ' ')"
+	fi
+	echo "$me: lab_delay_connect delayed ${n:-0} frames"
+fi
 lab_finish
