@@ -50,6 +50,28 @@ spec() {
 
 want() { [ -z "${FLOWS_TESTS:-}" ] || [[ " $FLOWS_TESTS " == *" $1 "* ]]; }
 
+# diag NAME: this guest's network and RDMA state after a failed run, into
+# $out/NAME.gN.diag (kept with the lab run's output).  For failures that do
+# not say enough by themselves: in session 26 guest 3 could not connect to
+# guest 1 over rxe three runs in a row while guests 1 and 2 could.
+diag() {
+	local f=$out/$1.g$LAB_ID.diag d
+	{
+		echo "== ip -s neigh"; ip -s neigh show
+		echo "== ip -s link"; ip -s link show eth0
+		echo "== rdma link"; rdma link show
+		echo "== rdma res"; rdma res show; rdma res show cm_id; rdma res show qp
+		for d in /sys/class/infiniband/*; do
+			echo "== $d gids"
+			grep -v '^0000:0000:0000:0000:0000:0000:0000:0000$' "$d"/ports/1/gids/* 2>/dev/null
+			echo "== $d counters"
+			grep -H . "$d"/ports/1/hw_counters/* 2>/dev/null | sed 's|.*/||'
+		done
+		echo "== dmesg"; dmesg | tail -n 40
+	} >"$f" 2>&1
+	echo "# $t.$1: this guest's network and RDMA state is in $f"
+}
+
 # app NAME PORT NODES PROGRAM ARGS...: run PROGRAM on the first NODES guests
 # (the others wait at the barrier), copy its result lines, fail if it exited
 # non-zero without saying why.
@@ -69,8 +91,10 @@ app() {
 		grep -E '^(PASS|FAIL|SKIP):|^# ' "$log"
 		if grep -q '^FAIL:' "$log"; then
 			LAB_FAILURES=$((LAB_FAILURES + 1))
+			diag "$name"
 		elif [ $rc -ne 0 ]; then
 			lab_fail "$t.$name.g$LAB_ID" "exit $rc: $(tail -3 "$log" | tr '\n' ' ')"
+			diag "$name"
 		fi
 	fi
 	lab_barrier "$name-done" 600 || lab_fail "$t.$name.barrier-g$LAB_ID"
