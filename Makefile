@@ -28,7 +28,7 @@ setup:
 # module took 65 s so in a clean clone on 2 cores, 40 s with -j2.  A -j of
 # the caller's own (seen in MAKEFLAGS when the recipe runs) wins.
 kernel: setup
-	$(MAKE) -C kernel $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell nproc)) $(KERNEL_VARS)
+	$(MAKE) -C kernel $(if $(findstring -j,$(MAKEFLAGS)),,-j$$(nproc)) $(KERNEL_VARS)
 
 # Everything in userspace (wire-core tests, provider, libdpi, dissector plugin,
 # tools) is one CMake project.

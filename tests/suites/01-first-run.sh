@@ -64,7 +64,9 @@ fi
 # The same rule read statically: outside recipes, the top-level Makefile may
 # not ask the system anything ($(shell ...) or $(wildcard ...)), since
 # whatever it finds was decided before setup ran.
-bad=$(grep -nE '^[^\t#].*\$\((shell|wildcard) ' "$top/Makefile")
+# (A recipe line starts with a tab: $'\t', since "\t" in a bracket
+# expression is a backslash and a t, which let lines starting with t pass.)
+bad=$(grep -nE $'^[^\t#].*\\$\\((shell|wildcard) ' "$top/Makefile")
 if [ -z "$bad" ]; then
 	echo "PASS: $name.makefile-reads-nothing-at-parse-time"
 else
