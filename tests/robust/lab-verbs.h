@@ -130,6 +130,29 @@ static inline struct rdma_cm_id *lab_resolved_id(struct rdma_event_channel *ch,
 	return id;
 }
 
+/*
+ * The next event on ch, within ms, must be a connect request: the new
+ * id it carries (acknowledged), or NULL with why saying what came
+ * instead (another event, or a timeout).
+ */
+static inline struct rdma_cm_id *lab_connect_request(struct rdma_event_channel *ch, int ms,
+						     char *why, size_t wl)
+{
+	struct rdma_cm_event *ev = get_event(ch, ms);
+	struct rdma_cm_id *id;
+
+	if (!ev || ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+		snprintf(why, wl, "no connect request (%s)",
+			 ev ? rdma_event_str(ev->event) : "timeout");
+		if (ev)
+			rdma_ack_cm_event(ev);
+		return NULL;
+	}
+	id = ev->id;
+	rdma_ack_cm_event(ev);
+	return id;
+}
+
 /* Async events of ctx within ms: counts of CQ errors, fatal QP errors, others. */
 static inline void lab_async_events(struct ibv_context *ctx, int ms, int *cq_err,
 				    int *qp_fatal, int *other)

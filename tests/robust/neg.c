@@ -1654,15 +1654,9 @@ static int lpair_open(struct lpair *p, const char *addr, int port,
 		snprintf(why, wl, "connect: %s", strerror(errno));
 		goto out;
 	}
-	ev = get_event(p->ch, EVENT_MS);
-	if (!ev || ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
-		snprintf(why, wl, "no connect request (%s)", ev ? rdma_event_str(ev->event) : "timeout");
-		if (ev)
-			rdma_ack_cm_event(ev);
+	p->s = lab_connect_request(p->ch, EVENT_MS, why, wl);
+	if (!p->s)
 		goto out;
-	}
-	p->s = ev->id;
-	rdma_ack_cm_event(ev);
 	qa.send_cq = qa.recv_cq = p->scq;
 	if (p->s->verbs != p->c->verbs || rdma_create_qp(p->s, p->pd, &qa) ||
 	    (srv_pre && srv_pre(arg, p)) || rdma_accept(p->s, &cp)) {
@@ -2067,16 +2061,9 @@ static int qpbind_thief(const char *addr, uint32_t vqpn)
 			snprintf(why, sizeof(why), "active side: %s", strerror(errno));
 		goto accept_done;
 	}
-	ev = get_event(ch, EVENT_MS);
-	if (!ev || ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
-		snprintf(why, sizeof(why), "no connect request (%s)",
-			 ev ? rdma_event_str(ev->event) : "timeout");
-		if (ev)
-			rdma_ack_cm_event(ev);
+	s = lab_connect_request(ch, EVENT_MS, why, sizeof(why));
+	if (!s)
 		goto accept_done;
-	}
-	s = ev->id;
-	rdma_ack_cm_event(ev);
 	cp.qp_num = vqpn;
 	r = rdma_accept(s, &cp);
 	e = errno;
@@ -2439,16 +2426,9 @@ static int safe_qpreuse(const char *addr)
 		snprintf(why, sizeof(why), "second connect: %s", strerror(errno));
 		goto fail;
 	}
-	ev = get_event(ch, EVENT_MS);
-	if (!ev || ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
-		snprintf(why, sizeof(why), "no connect request (%s)",
-			 ev ? rdma_event_str(ev->event) : "timeout");
-		if (ev)
-			rdma_ack_cm_event(ev);
+	s = lab_connect_request(ch, EVENT_MS, why, sizeof(why));
+	if (!s)
 		goto fail;
-	}
-	s = ev->id;
-	rdma_ack_cm_event(ev);
 	qa.send_cq = qa.recv_cq = scq;
 	if (rdma_create_qp(s, pd, &qa) ||
 	    recv1(s->qp, QPREUSE_NEW, sbuf, PG, smr->lkey) || rdma_accept(s, &cp)) {

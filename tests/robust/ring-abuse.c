@@ -402,15 +402,9 @@ static int conn_open(struct conn *p, int cqe, void (*pre)(struct conn *), char *
 		snprintf(why, wl, "connect: %s", strerror(errno));
 		goto out;
 	}
-	ev = get_event(p->ch, EVENT_MS);
-	if (!ev || ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
-		snprintf(why, wl, "no connect request (%s)", ev ? rdma_event_str(ev->event) : "timeout");
-		if (ev)
-			rdma_ack_cm_event(ev);
+	p->s = lab_connect_request(p->ch, EVENT_MS, why, wl);
+	if (!p->s)
 		goto out;
-	}
-	p->s = ev->id;
-	rdma_ack_cm_event(ev);
 	qa.send_cq = qa.recv_cq = p->scq;
 	qa.cap = (struct ibv_qp_cap){ S_SQ, S_RQ, SWIWARP_MAX_SGE, SWIWARP_MAX_SGE, 0 };
 	snap_take(&sn);
