@@ -744,6 +744,7 @@ void swiwarp_sq_kick_direct(struct swiwarp_qp *qp);
 int swiwarp_tx_init(struct swiwarp_qp *qp);
 void swiwarp_tx_free(struct swiwarp_qp *qp);
 void swiwarp_tx_reset(struct swiwarp_qp *qp);
+void swiwarp_tx_discard(struct swiwarp_qp *qp);
 u8 *swiwarp_tx_alloc_buf(void);
 u32 swiwarp_tx_frag_bvec(struct bio_vec *bv, const struct swiwarp_tx_frag *f);
 void swiwarp_send_terminate(struct swiwarp_qp *qp, u8 layer_type, u8 ecode,

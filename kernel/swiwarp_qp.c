@@ -396,11 +396,16 @@ void swiwarp_qp_free_rd(struct swiwarp_qp *qp)
  * to their pages now instead of after the retransmission timeout.
  */
 #define QPT_ABORT	BIT(7)
+/*
+ * Back to IDLE after a connection: the SQ WQEs still posted belong to it
+ * and must never go out on the next one (swiwarp_tx_discard()).
+ */
+#define QPT_DISCARD	BIT(8)
 
 #define QPT_GO		(QPT_OK | QPT_SET)
 #define QPT_TO_ERROR	(QPT_GO | QPT_FLUSH | QPT_DROP)
 
-static const u8 swiwarp_qp_fsm[][SWIWARP_QP_ERROR + 1] = {
+static const u16 swiwarp_qp_fsm[][SWIWARP_QP_ERROR + 1] = {
 	[SWIWARP_QP_IDLE] = {
 		[SWIWARP_QP_IDLE] = QPT_GO,
 		[SWIWARP_QP_RTR] = QPT_GO,
@@ -422,12 +427,12 @@ static const u8 swiwarp_qp_fsm[][SWIWARP_QP_ERROR + 1] = {
 		[SWIWARP_QP_ERROR] = QPT_TO_ERROR | QPT_ABORT,
 	},
 	[SWIWARP_QP_CLOSING] = {
-		[SWIWARP_QP_IDLE] = QPT_GO | QPT_NOSOCK,
+		[SWIWARP_QP_IDLE] = QPT_GO | QPT_NOSOCK | QPT_DISCARD,
 		[SWIWARP_QP_CLOSING] = QPT_OK,
 		[SWIWARP_QP_ERROR] = QPT_TO_ERROR,
 	},
 	[SWIWARP_QP_TERMINATE] = {
-		[SWIWARP_QP_IDLE] = QPT_GO | QPT_NOSOCK,
+		[SWIWARP_QP_IDLE] = QPT_GO | QPT_NOSOCK | QPT_DISCARD,
 		[SWIWARP_QP_CLOSING] = QPT_OK,
 		[SWIWARP_QP_TERMINATE] = QPT_OK,
 		[SWIWARP_QP_ERROR] = QPT_TO_ERROR,
@@ -438,7 +443,7 @@ static const u8 swiwarp_qp_fsm[][SWIWARP_QP_ERROR + 1] = {
 	 * a hardware RNIC, take that as done.
 	 */
 	[SWIWARP_QP_ERROR] = {
-		[SWIWARP_QP_IDLE] = QPT_GO | QPT_NOSOCK,
+		[SWIWARP_QP_IDLE] = QPT_GO | QPT_NOSOCK | QPT_DISCARD,
 		[SWIWARP_QP_CLOSING] = QPT_OK,
 		[SWIWARP_QP_ERROR] = QPT_OK,
 	},
@@ -522,6 +527,8 @@ static int swiwarp_qp_transition(struct swiwarp_qp *qp,
 		swiwarp_qp_flush(qp);
 	if (fx & QPT_DROP)
 		swiwarp_cm_qp_drop(qp, abort);
+	if (fx & QPT_DISCARD)
+		swiwarp_tx_discard(qp);
 	return 0;
 }
 

@@ -1299,6 +1299,35 @@ void swiwarp_tx_reset(struct swiwarp_qp *qp)
 	memset(tx->msn, 0, sizeof(tx->msn));
 }
 
+/*
+ * The consumer reset the QP after a connection (CLOSING, TERMINATE or
+ * ERROR to IDLE).  The flush of ERROR completes the posted WQEs, but in
+ * the TX worker, which a quick RESET can beat, and it stops at a full
+ * CQ: WQEs left in the SQ would go out on the QP's next connection,
+ * perhaps to another peer, with the old connection's data and remote
+ * keys (robust-neg safety qpreset).  A reset empties the
+ * work queues without completions (IBTA: a QP in Reset has empty queues;
+ * librdmacm and the RDMA core never reuse a QP without one), so drop
+ * them; the WQE the TX engine holds completes when the next connection
+ * starts (swiwarp_tx_reset()).
+ *
+ * tx_lock keeps the next connection out (only swiwarp_qp_enter_rts(),
+ * under it, leaves IDLE for RTS) and serialises this with a flush still
+ * running in the worker.  One ring's worth: user space may keep posting.
+ */
+void swiwarp_tx_discard(struct swiwarp_qp *qp)
+{
+	struct swiwarp_wqe wqe;
+	u32 n;
+
+	mutex_lock(&qp->tx_lock);
+	if (READ_ONCE(qp->state) == SWIWARP_QP_IDLE && !qp->sock)
+		for (n = 0; n < qp->num_sqe; n++)
+			if (!swiwarp_sq_fetch(qp, &wqe, false))
+				break;
+	mutex_unlock(&qp->tx_lock);
+}
+
 /* A local fatal error on the SQ: fail the WQE, then the QP. */
 static void swiwarp_tx_fail(struct swiwarp_qp *qp, int status)
 {

@@ -1429,7 +1429,7 @@ static int local(const char *what)
 /* ---- safety: the memory-safety defects of issue 15 ------------------- */
 
 /*
- * robust-neg safety connfail|cqflush|mraccess|qpfail|qpbind|qpreuse ADDR
+ * robust-neg safety connfail|cqflush|mraccess|qpfail|qpbind|qpreuse|qpreset ADDR
  *
  * connfail ADDR: rdma_connect to ADDR (the subnet's broadcast address:
  *   rdma_cm resolves it, TCP's connect() refuses it at once with
@@ -2180,9 +2180,9 @@ static int safe_qpbind(const char *addr)
 
 /* Child: accept one connection, answer its MPA Request (rev 1, C as asked),
  * read nothing more; reset it once a byte comes on rfd. */
-static int qpreuse_silent(const char *addr, int wfd, int rfd)
+static int qpreuse_silent(const char *addr, int port, int wfd, int rfd)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(QPREUSE_PORT) };
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
 	struct linger lg = { 1, 0 };
 	int one = 1, small = 4096, ls, fd = -1;
 	uint8_t req[20], rep[20];
@@ -2302,7 +2302,7 @@ static int safe_qpreuse(const char *addr)
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0)
-		_exit(qpreuse_silent(addr, from_child[1], to_child[0]));
+		_exit(qpreuse_silent(addr, QPREUSE_PORT, from_child[1], to_child[0]));
 	if (pid < 0 || read(from_child[0], &b, 1) != 1 || b) {
 		snprintf(why, sizeof(why), "the silent listener did not start");
 		goto stall_fail;
@@ -2544,6 +2544,282 @@ out:
 	return fails != 0;
 }
 
+/*
+ * qpreset ADDR: a reset QP keeps nothing of its connection's SQ (issue 15,
+ * "unfetched SQ carry-over").  The flush of ERROR completes the posted
+ * WQEs, but it stops at a full CQ, and it runs in the TX worker, which a
+ * quick RESET can beat; whatever it left posted must not go out on the
+ * QP's next connection, perhaps to another peer.
+ *
+ * First connection: to the silent listener (qpreuse), the QP's send CQ
+ * small.  QPRESET_POST unsignalled Sends of QPRESET_MSG octets stall
+ * behind the full socket, most never fetched; the listener resets the
+ * connection, and the flush overflows the CQ (seen: IBV_EVENT_CQ_ERR, or
+ * the case cannot show anything: .overflow).  RESET, INIT, and a second
+ * connection to a listener of ours whose QP has receives posted: nothing
+ * of the first connection may reach it (.leftover), and a Send of the
+ * second must, intact (.data).
+ */
+#define QPRESET_PORT 7201	/* 7201 the silent TCP listener, 7202 swiwarp */
+#define QPRESET_POST 64
+#define QPRESET_MSG 65536
+#define QPRESET_RECVS 8
+#define QPRESET_OLD 0x4f	/* the first connection's payload */
+
+/* An async event of type want within ms, the others acknowledged. */
+static bool qpreset_async(struct ibv_context *ctx, enum ibv_event_type want, int ms)
+{
+	long long end = now_ms() + ms;
+	struct ibv_async_event ae;
+	bool seen = false;
+
+	while (!seen && now_ms() < end) {
+		if (ibv_get_async_event(ctx, &ae)) {
+			usleep(1000);
+			continue;
+		}
+		seen = ae.event_type == want;
+		ibv_ack_async_event(&ae);
+	}
+	return seen;
+}
+
+static int safe_qpreset(const char *addr)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_addrinfo *ha = lab_getai(addr, QPRESET_PORT, false);
+	struct rdma_addrinfo *la = lab_getai(addr, QPRESET_PORT + 1, true);
+	struct rdma_addrinfo *ca = lab_getai(addr, QPRESET_PORT + 1, false);
+	struct rdma_conn_param cp = { .responder_resources = 4, .initiator_depth = 4 };
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC,
+				       .cap = { QPRESET_POST, QPRESET_RECVS, 1, 1, 0 } };
+	struct ibv_qp_attr at = { 0 };
+	struct rdma_cm_id *id = NULL, *lid = NULL, *s = NULL;
+	struct ibv_pd *pd = NULL;
+	struct ibv_cq *cq = NULL, *rcq = NULL, *scq = NULL;
+	struct ibv_qp *qp = NULL;
+	struct ibv_mr *mr = NULL, *smr = NULL;
+	struct rdma_cm_event *ev;
+	struct ibv_wc wc;
+	uint8_t *buf = NULL, *sbuf = NULL;
+	int to_child[2], from_child[2], st, fails = 0, i, j, est = 0, posted = 0;
+	int cqes = 0, resets = 0, leftover = 0, other = 0, flags;
+	char why[200] = "";
+	pid_t pid = -1;
+	char b = 0;
+
+	if (!ch || !ha || !la || !ca || pipe(to_child) || pipe(from_child)) {
+		printf("FAIL: robust.neg.safety.qpreset [setup: %s]\n", strerror(errno));
+		return 1;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		_exit(qpreuse_silent(addr, QPRESET_PORT, from_child[1], to_child[0]));
+	if (pid < 0 || read(from_child[0], &b, 1) != 1 || b) {
+		snprintf(why, sizeof(why), "the silent listener did not start");
+		goto fail;
+	}
+	id = lab_resolved_id(ch, ha->ai_dst_addr, EVENT_MS, why, sizeof(why));
+	if (!id)
+		goto fail;
+	buf = malloc(QPRESET_MSG);
+	sbuf = calloc(QPRESET_RECVS, QPRESET_MSG);
+	pd = ibv_alloc_pd(id->verbs);
+	/* the send CQ: far fewer entries than Sends, so the flush overflows it */
+	cq = pd ? ibv_create_cq(id->verbs, 4, NULL, NULL, 0) : NULL;
+	rcq = cq ? ibv_create_cq(id->verbs, 16, NULL, NULL, 0) : NULL;
+	scq = rcq ? ibv_create_cq(id->verbs, 64, NULL, NULL, 0) : NULL;
+	qa.send_cq = cq;
+	qa.recv_cq = rcq;
+	/* a QP of our own, not rdma_create_qp's: it outlives the id */
+	qp = scq ? ibv_create_qp(pd, &qa) : NULL;
+	mr = qp && buf ? ibv_reg_mr(pd, buf, QPRESET_MSG, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	smr = mr && sbuf ? ibv_reg_mr(pd, sbuf, QPRESET_RECVS * QPRESET_MSG,
+				      IBV_ACCESS_LOCAL_WRITE) : NULL;
+	flags = fcntl(id->verbs->async_fd, F_GETFL);
+	if (!smr || flags < 0 || fcntl(id->verbs->async_fd, F_SETFL, flags | O_NONBLOCK)) {
+		snprintf(why, sizeof(why), "verbs setup: %s", strerror(errno));
+		goto fail;
+	}
+	if (cq->cqe >= QPRESET_POST / 2) {
+		snprintf(why, sizeof(why), "a send CQ of %d entries: the flush would not overflow it",
+			 cq->cqe);
+		goto fail;
+	}
+	cp.qp_num = qp->qp_num;
+	if (rdma_connect(id, &cp)) {
+		snprintf(why, sizeof(why), "connect to the silent listener: %s", strerror(errno));
+		goto fail;
+	}
+	ev = get_event(ch, EVENT_MS);
+	if (!ev || ev->event != RDMA_CM_EVENT_ESTABLISHED) {
+		snprintf(why, sizeof(why), "first connection: %s",
+			 ev ? rdma_event_str(ev->event) : "no event");
+		if (ev)
+			rdma_ack_cm_event(ev);
+		goto fail;
+	}
+	rdma_ack_cm_event(ev);
+	memset(buf, QPRESET_OLD, QPRESET_MSG);
+	for (; posted < QPRESET_POST; posted++)
+		if (post1(qp, posted, IBV_WR_SEND, buf, QPRESET_MSG, mr->lkey, 0, 0, 0)) {
+			snprintf(why, sizeof(why), "Send %d of the first connection: %s", posted,
+				 strerror(errno));
+			goto fail;
+		}
+	/* the TX engine stalls behind the listener's window; then the reset */
+	usleep(500000);
+	if (write(to_child[1], &b, 1) != 1) {
+		snprintf(why, sizeof(why), "cannot wake the silent listener");
+		goto fail;
+	}
+	while ((ev = get_event(ch, 5000))) {
+		enum rdma_cm_event_type e = ev->event;
+
+		rdma_ack_cm_event(ev);
+		if (e == RDMA_CM_EVENT_DISCONNECTED)
+			break;
+	}
+	if (!qpreset_async(id->verbs, IBV_EVENT_CQ_ERR, lab_scaled_ms(5000))) {
+		printf("FAIL: robust.neg.safety.qpreset.overflow [no CQ overflow: %d Sends flushed into a CQ of %d without one; the case shows nothing]\n",
+		       QPRESET_POST, cq->cqe);
+		fails++;
+	} else {
+		printf("PASS: robust.neg.safety.qpreset.overflow (CQ of %d, %d Sends posted)\n",
+		       cq->cqe, QPRESET_POST);
+	}
+	while (ibv_poll_cq(cq, 1, &wc) == 1)
+		cqes++;
+	printf("neg: safety.qpreset: %d completions fitted into the send CQ\n", cqes);
+	rdma_destroy_id(id);
+	id = NULL;
+	/* RESET needs the socket gone: the CM lets go of it on its own time */
+	at.qp_state = IBV_QPS_RESET;
+	while (ibv_modify_qp(qp, &at, IBV_QP_STATE) && resets++ < 100)
+		usleep(50000);
+	at.qp_state = IBV_QPS_INIT;
+	at.port_num = 1;
+	at.qp_access_flags = 0;
+	if (resets > 100 || ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					  IBV_QP_ACCESS_FLAGS)) {
+		snprintf(why, sizeof(why), "RESET/INIT after the reset: %s (%d tries)",
+			 strerror(errno), resets);
+		goto fail;
+	}
+	while (ibv_poll_cq(cq, 1, &wc) == 1)
+		;	/* a reset QP's CQEs are the consumer's to discard */
+	/* second connection: to a QP of ours with every receive posted */
+	if (rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) || rdma_bind_addr(lid, la->ai_src_addr) ||
+	    rdma_listen(lid, 4)) {
+		snprintf(why, sizeof(why), "listen: %s", strerror(errno));
+		goto fail;
+	}
+	id = lab_resolved_id(ch, ca->ai_dst_addr, EVENT_MS, why, sizeof(why));
+	if (!id)
+		goto fail;
+	if (rdma_connect(id, &cp)) {
+		snprintf(why, sizeof(why), "second connect: %s", strerror(errno));
+		goto fail;
+	}
+	s = lab_connect_request(ch, EVENT_MS, why, sizeof(why));
+	if (!s)
+		goto fail;
+	qa.send_cq = qa.recv_cq = scq;
+	if (rdma_create_qp(s, pd, &qa)) {
+		snprintf(why, sizeof(why), "server QP: %s", strerror(errno));
+		goto fail;
+	}
+	for (i = 0; i < QPRESET_RECVS; i++)
+		if (recv1(s->qp, i, sbuf + (size_t)i * QPRESET_MSG, QPRESET_MSG, smr->lkey)) {
+			snprintf(why, sizeof(why), "server receive %d: %s", i, strerror(errno));
+			goto fail;
+		}
+	if (rdma_accept(s, &cp)) {
+		snprintf(why, sizeof(why), "accept: %s", strerror(errno));
+		goto fail;
+	}
+	while (est < 2 && (ev = get_event(ch, EVENT_MS))) {
+		bool e = ev->event == RDMA_CM_EVENT_ESTABLISHED;
+
+		if (!e)
+			snprintf(why, sizeof(why), "second connection: %s", rdma_event_str(ev->event));
+		rdma_ack_cm_event(ev);
+		if (!e)
+			goto fail;
+		est++;
+	}
+	if (est < 2) {
+		snprintf(why, sizeof(why), "second connection not established");
+		goto fail;
+	}
+	/* the first connection's Sends would go out now, before any of ours */
+	{
+		long long end = now_ms() + lab_scaled_ms(2000);
+
+		while (now_ms() < end) {
+			if (ibv_poll_cq(scq, 1, &wc) != 1) {
+				usleep(1000);
+				continue;
+			}
+			if (wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV)
+				leftover++;
+			else
+				other++;
+		}
+	}
+	if (leftover || other) {
+		printf("FAIL: robust.neg.safety.qpreset.leftover [%d Sends of the first connection arrived on the second, %d other completions at the server]\n",
+		       leftover, other);
+		fails++;
+	} else {
+		printf("PASS: robust.neg.safety.qpreset.leftover (none of %d)\n", QPRESET_POST);
+	}
+	/* the second connection's own Send, into the first free receive */
+	i = leftover < QPRESET_RECVS ? leftover : QPRESET_RECVS - 1;
+	for (j = 0; j < PG; j++)
+		buf[j] = (uint8_t)(j * 11 + 3);
+	if (leftover >= QPRESET_RECVS || post1(qp, QPRESET_POST, IBV_WR_SEND, buf, PG, mr->lkey,
+					       0, 0, IBV_SEND_SIGNALED) ||
+	    wait_wc(cq, lab_scaled_ms(3000), &wc) || wc.status != IBV_WC_SUCCESS ||
+	    wait_wc(scq, lab_scaled_ms(3000), &wc) || wc.status != IBV_WC_SUCCESS ||
+	    wc.byte_len != PG || memcmp(sbuf + (size_t)i * QPRESET_MSG, buf, PG)) {
+		printf("FAIL: robust.neg.safety.qpreset.data [the second connection's Send did not arrive intact]\n");
+		fails++;
+	} else {
+		printf("PASS: robust.neg.safety.qpreset.data (%d B)\n", PG);
+	}
+	goto out;
+
+fail:
+	printf("FAIL: robust.neg.safety.qpreset [%s]\n", why);
+	fails++;
+out:
+	if (pid > 0) {
+		kill(pid, SIGKILL);	/* gone already unless we failed early */
+		waitpid(pid, &st, 0);
+	}
+	lab_pair_cm_close(ch, lid, id, s, 500);
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (smr)
+		ibv_dereg_mr(smr);
+	if (scq)
+		ibv_destroy_cq(scq);
+	if (rcq)
+		ibv_destroy_cq(rcq);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	rdma_destroy_event_channel(ch);
+	free(buf);
+	free(sbuf);
+	return fails != 0;
+}
+
 static int safety(const char *what, const char *addr)
 {
 	if (!strcmp(what, "connfail"))
@@ -2558,6 +2834,8 @@ static int safety(const char *what, const char *addr)
 		return safe_qpbind(addr);
 	if (!strcmp(what, "qpreuse"))
 		return safe_qpreuse(addr);
+	if (!strcmp(what, "qpreset"))
+		return safe_qpreset(addr);
 	fprintf(stderr, "robust-neg safety: unknown case %s\n", what);
 	return 2;
 }
@@ -2765,6 +3043,6 @@ int main(int argc, char **argv)
 		big = argc > 4 && !strcmp(argv[4], "big");
 		return client(argv[2], argv[3]);
 	}
-	fprintf(stderr, "usage: robust-neg server ADDR PORT NCONN [big] | client ADDR PORT [big] | count | local memlock|regfail | churn|mpaflood ADDR PORT SECONDS | safety connfail|cqflush|mraccess|qpfail|qpbind|qpreuse ADDR\n");
+	fprintf(stderr, "usage: robust-neg server ADDR PORT NCONN [big] | client ADDR PORT [big] | count | local memlock|regfail | churn|mpaflood ADDR PORT SECONDS | safety connfail|cqflush|mraccess|qpfail|qpbind|qpreuse|qpreset ADDR\n");
 	return 2;
 }
