@@ -31,7 +31,6 @@ work=$LAB_OUT/cap
 mkdir -p "$work"
 lab_load_swiwarp || { lab_fail "capture/load-g$LAB_ID" "lab_load_swiwarp"; exit 1; }
 lab_pass "capture/load-g$LAB_ID"
-par=/sys/module/swiwarp/parameters
 lab_barrier loaded 600
 
 # run TAG PORT REV CRC P2P SERVER-CMD... -- CLIENT-CMD...
@@ -41,9 +40,9 @@ run() {
 	while [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
 	cli=("$@")
-	echo "$rev" >$par/mpa_rev
-	echo "$crc" >$par/mpa_crc
-	echo "$p2p" >$par/peer_to_peer
+	lab_param mpa_rev "$rev"
+	lab_param mpa_crc "$crc"
+	lab_param peer_to_peer "$p2p"
 	if [ "$LAB_ID" = 1 ]; then
 		timeout 120 "${srv[@]}" >"$work/$tag.log" 2>&1 &
 		pid=$!

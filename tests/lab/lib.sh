@@ -527,3 +527,34 @@ lab_ctr_delta() {
 	awk -v n="$3" '$1 == n { v[FILENAME == ARGV[1] ? 1 : 2] = $2 }
 		END { if ((1 in v) && (2 in v)) print v[2] - v[1] }' "$1" "$2"
 }
+
+# lab_param NAME VALUE: set swiwarp's module parameter NAME for this run
+# (any that is writable at run time: Documentation/kernel.md), or a FAIL
+# param/NAME saying why not, and status 1.  The value NAME had before the
+# first lab_param of it is kept for lab_param_restore.
+declare -gA _lab_param_saved=()
+lab_param() {
+	local f=/sys/module/swiwarp/parameters/$1 old
+	if [ -z "${_lab_param_saved[$1]+set}" ]; then
+		if ! old=$(cat "$f" 2>/dev/null); then
+			lab_fail "param/$1" "no parameter $f (swiwarp not loaded?)"
+			return 1
+		fi
+		_lab_param_saved[$1]=$old
+	fi
+	if ! echo "$2" 2>/dev/null >"$f"; then
+		lab_fail "param/$1" "$f refused '$2'"
+		return 1
+	fi
+}
+
+# lab_param_restore [NAME...]: put back what lab_param found in each NAME
+# (all of them by default), so the steps after see the module as loaded.
+lab_param_restore() {
+	local n
+	[ $# -gt 0 ] || set -- "${!_lab_param_saved[@]}"
+	for n; do
+		[ -n "${_lab_param_saved[$n]+set}" ] || continue
+		lab_param "$n" "${_lab_param_saved[$n]}" && unset "_lab_param_saved[$n]"
+	done
+}

@@ -25,7 +25,7 @@ reps=${REPS:-10}
 read -r -a kinds <<<"${KINDS:-vanish killed acked}"
 p=flushrep
 lab_load_swiwarp eth0 swiwarp0 || { lab_fail "$p.load.g$LAB_ID"; exit 1; }
-[ -n "${KEEPALIVE:-}" ] && echo "$KEEPALIVE" >/sys/module/swiwarp/parameters/keepalive_s
+[ -n "${KEEPALIVE:-}" ] && lab_param keepalive_s "$KEEPALIVE"
 sysctl -qw net.ipv4.tcp_retries2=5
 modprobe sch_netem
 lab_barrier up 300 || { lab_fail "$p.barrier.g$LAB_ID" "peer never came up"; lab_finish; }
@@ -38,7 +38,7 @@ for i in $(seq "$reps"); do
 	name=$kind.$i
 	ka=$(cat /sys/module/swiwarp/parameters/keepalive_s)
 	if [ "$kind" = acked0 ]; then
-		echo 0 >/sys/module/swiwarp/parameters/keepalive_s
+		lab_param keepalive_s 0
 		kind=acked
 	fi
 	if [ "$LAB_ID" = 1 ]; then
@@ -93,7 +93,7 @@ for i in $(seq "$reps"); do
 		lab_barrier "c$i" 300
 	fi
 	lab_barrier "d$i" 120
-	echo "$ka" >/sys/module/swiwarp/parameters/keepalive_s
+	lab_param keepalive_s "$ka"
 done
 dmesg | grep -iE 'swiwarp' | tail -n 30
 lab_finish

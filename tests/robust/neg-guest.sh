@@ -414,7 +414,7 @@ churn_s=${NEG_CHURN_S:-20}
 source "$LAB_TOP/tests/robust/slab-lib.sh"
 if [ "$dev" = swiwarp ] && [ "$LAB_ID" = 1 ]; then
 	# the MPA timeout also bounds how long a dropped request keeps its socket
-	echo 3000 >/sys/module/swiwarp/parameters/mpa_timeout_ms
+	lab_param mpa_timeout_ms 3000
 	# an endpoint is 1432 bytes (kmalloc-2k), a listener's too
 	slab_open '^kmalloc-(1k|2k|4k)$'
 	slab_snapshot "$LAB_OUT/churn-slab.before"

@@ -367,19 +367,18 @@ atomic_checks() {
 # poisoned on completion) through 2% loss; guest 1 checks every message.
 zc_stat() { lab_hw_counter zc_wqes "$dev"; }
 zc_loss() {
-	local before after zmin
+	local before after
 	before=$(zc_stat)
 	if [ "$LAB_ID" = 2 ]; then
 		# whatever the default: this check is about zero-copy
-		zmin=$(cat /sys/module/swiwarp/parameters/zcopy_tx_min)
-		echo 16384 >/sys/module/swiwarp/parameters/zcopy_tx_min
+		lab_param zcopy_tx_min 16384
 		lab_loss_egress 2 || lab_fail "$mode/zc-netem-$me" "could not add netem loss"
 	fi
 	lab_barrier zc-loss 300
 	VERIFY_TIMEOUT=900 verify_pair verify-zc-loss 1 "${ZC_SIZES:-65536,131101,1000003,4194304}" -P -r 2
 	if [ "$LAB_ID" = 2 ]; then
 		lab_loss_egress 0
-		echo "$zmin" >/sys/module/swiwarp/parameters/zcopy_tx_min
+		lab_param_restore zcopy_tx_min
 		after=$(zc_stat)
 		echo "zero-copy counters after the loss run: $(lab_hw_counters "$dev" | grep '^zc_' | tr '\n' ' ')"
 		if [ -n "$before" ] && [ -n "$after" ] && [ "$after" -gt "$before" ]; then
@@ -412,15 +411,13 @@ pair)
 	# Zero-copy Read Responses need a connection without CRC (the source
 	# may change under TCP: swiwarp_qp_tx.c), so both sides only accept
 	# CRC here; read-bw-crc then runs with CRC, where they are copied.
-	crc_policy=$(cat /sys/module/swiwarp/parameters/mpa_crc)
-	echo 1 >/sys/module/swiwarp/parameters/mpa_crc
+	lab_param mpa_crc 1
 	readbw_pair read-bw 1 1 "${READ_ITERS:-500}"
 	bw_zcopy=$bw
 	readbw_pair read-bw-q2 2 2 "${READ_ITERS:-500}"
-	echo 0 >/sys/module/swiwarp/parameters/zcopy_rresp
+	lab_param zcopy_rresp 0
 	readbw_pair read-bw-copy 1 1 "${READ_ITERS:-500}"
-	echo 1 >/sys/module/swiwarp/parameters/zcopy_rresp
-	echo "$crc_policy" >/sys/module/swiwarp/parameters/mpa_crc
+	lab_param_restore zcopy_rresp mpa_crc
 	readbw_pair read-bw-crc 1 1 "${READ_ITERS:-500}"
 	if [ "$LAB_ID" = 2 ]; then
 		awk -v z="$bw_zcopy" -v c="$bw" 'BEGIN { if (c > 0) printf "ib_read_bw -R 64 KiB, zero-copy vs copied Read Responses: %.2f\n", z / c }'

@@ -24,7 +24,6 @@ me=g$LAB_ID
 work=$LAB_OUT/markers
 mkdir -p "$work"
 port=7300
-params=/sys/module/swiwarp/parameters
 
 next_port() { port=$((port + 1)); }
 note() { echo "$me $(date +%T) $*"; }
@@ -54,8 +53,8 @@ set_params() {
 	*) m= ;;
 	esac
 	if [ -n "$m" ]; then
-		echo "$m" >$params/markers
-		echo "$4" >$params/mpa_crc
+		lab_param markers "$m"
+		lab_param mpa_crc "$4"
 	fi
 	lab_barrier "params-$1" 300
 }

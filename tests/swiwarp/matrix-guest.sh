@@ -20,7 +20,6 @@ strict=${MATRIX_STRICT:-0}
 me=g$LAB_ID
 work=$LAB_OUT/matrix-$mode
 mkdir -p "$work"
-params=/sys/module/swiwarp/parameters
 step_no=0
 parts=" ${MATRIX_PARTS:-apps loop wire raw} "
 [ "$mode" = siw ] && parts=" siwrev1 "
@@ -43,9 +42,9 @@ load() {
 	dev=$(lab_rdma_dev)
 }
 
-# set_param NAME VALUE: on swiwarp guests only.
+# set_param NAME VALUE: on swiwarp guests only (lab_param).
 set_param() {
-	[ -w "$params/$1" ] && echo "$2" >"$params/$1"
+	[ "$(drv_of "$LAB_ID")" != swiwarp ] || lab_param "$1" "$2"
 }
 
 step_prefix=matrix/$mode

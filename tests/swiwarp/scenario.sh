@@ -15,7 +15,6 @@ mode=${1:?usage: scenario.sh pair|interop}
 me=g$LAB_ID
 work=$LAB_OUT/swiwarp-$mode
 mkdir -p "$work"
-params=/sys/module/swiwarp/parameters
 
 load_driver() {
 	local drv=$1 rc
@@ -137,9 +136,9 @@ pair)
 	lab_barrier loaded 150
 	rping_pair rping-small 1 2 10 64
 	# No CRC on either side (policy "accept if asked", nobody asks).
-	echo 1 >$params/mpa_crc
+	lab_param mpa_crc 1
 	rping_pair rping-nocrc 1 2 5 1000
-	echo 2 >$params/mpa_crc
+	lab_param_restore mpa_crc
 	# Peer-to-peer, MPA rev 1, CRC settings and perftest run in
 	# 62-swiwarp-matrix.sh; 60 KB rping and ib_read_bw -R in
 	# 63-swiwarp-data.sh.

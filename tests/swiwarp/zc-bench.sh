@@ -23,7 +23,7 @@ one() {
 	local tag=$1 tool=$2 size=$3 iters=$4 zmin=$5 b0 b1 bw
 	local args=(-R -d "$dev" -n "$iters" -s "$size" -F --report_gbits)
 	port=$((port + 1))
-	echo "$zmin" >/sys/module/swiwarp/parameters/zcopy_tx_min
+	lab_param zcopy_tx_min "$zmin"
 	if [ "$LAB_ID" = 1 ]; then
 		timeout 600 "$tool" "${args[@]}" -p $port >"$work/$tag-s.log" 2>&1 &
 		lab_wait_listen $port 60

@@ -50,12 +50,11 @@ kapi_known() {
 # mode, whose RTR (a zero-length Write or Read from the initiator) ends the
 # hold at once, and the kernel's own consumers' path is tested with RTR
 # too (the ULPs of suite 66 run in the default mode).
-kapi_p2p=/sys/module/swiwarp/parameters/peer_to_peer
 
 # kapi_check TAG DRIVER: the whole run; the module's own lines land in
 # $LAB_OUT/kapi-TAG.txt.
 kapi_check() {
-	local tag=$1 drv=$2 ko out=$LAB_OUT/kapi-$1.txt line rest n=0 t=$SECONDS t1 p2p=
+	local tag=$1 drv=$2 ko out=$LAB_OUT/kapi-$1.txt line rest n=0 t=$SECONDS t1
 	if ! ko=$(_lab_ko_for_me "${KAPI_KO:-$BUILD/kernel/$(uname -r)/kapi/swiwarp_kapi.ko}"); then
 		lab_fail "kapi/$tag/load" "swiwarp_kapi.ko not built for $(uname -r) (make kernel)"
 		return 1
@@ -69,14 +68,11 @@ kapi_check() {
 	# The write returns when every case has run (each step times out in
 	# the module, so this cannot hang on a lost completion).
 	t1=$SECONDS
-	if [ "$drv" = swiwarp ] && p2p=$(cat "$kapi_p2p") && ! echo Y >"$kapi_p2p"; then
-		lab_fail "kapi/$tag/peer-to-peer" "could not set $kapi_p2p"
-		p2p=
-	fi
+	[ "$drv" = swiwarp ] && lab_param peer_to_peer Y
 	if ! echo "$LAB_IP" >"$kapi_dbg/run"; then
 		lab_fail "kapi/$tag/run" "the run file refused $LAB_IP $(lab_klog)"
 	fi
-	[ -n "$p2p" ] && echo "$p2p" >"$kapi_p2p"
+	[ "$drv" = swiwarp ] && lab_param_restore peer_to_peer
 	echo "kapi $tag: the run took $((SECONDS - t1)) s"
 	cat "$kapi_dbg/results" >"$out"
 	while IFS= read -r line; do
