@@ -41,6 +41,10 @@ lab_klog() {
 lab_finish() { [ "$LAB_FAILURES" -eq 0 ]; exit $?; }
 
 # --- synchronisation -----------------------------------------------------
+# The TIMEOUTs of the waits below and of lab_pair's commands are given for
+# Debian's kernels; they stretch by $LAB_SLOWDOWN, which tests/lab/lab sets
+# (LAB_DEBUG_SLOWDOWN, 4, on a KASAN debug kernel; 1 otherwise), as the
+# verbs test programs' waits do (lab_scaled_ms() in tests/robust/lab-verbs.h).
 # lab_nap SECONDS: sleep without starting a process: read, with a timeout,
 # from a pipe that nobody writes (both of its ends are ours, on one fd).
 exec {_lab_nap_fd}<> <(:)
@@ -51,7 +55,7 @@ lab_nap() { read -r -t "$1" -u "$_lab_nap_fd" _; }
 # MPA peer that never speaks.  Use lab_wait_listen on the server side and
 # lab_barrier instead.)
 lab_wait_tcp() {
-	local ip=$1 port=$2 t=${3:-60} end
+	local ip=$1 port=$2 t=$((${3:-60} * ${LAB_SLOWDOWN:-1})) end
 	end=$((SECONDS + t))
 	while [ $SECONDS -lt $end ]; do
 		timeout 2 bash -c "exec 3<>/dev/tcp/$ip/$port" 2>/dev/null && return 0
@@ -66,7 +70,7 @@ lab_wait_tcp() {
 # /proc/net/tcp{,6} with builtins (state 0A is LISTEN; the local port is
 # the hex after the colon): no fork per poll, as in lab_barrier.
 lab_wait_listen() {
-	local port=$1 t=${2:-60} end hex f _sl laddr _rem st _rest
+	local port=$1 t=$((${2:-60} * ${LAB_SLOWDOWN:-1})) end hex f _sl laddr _rem st _rest
 	printf -v hex '%04X' "$port"
 	end=$((SECONDS + t))
 	while [ $SECONDS -lt $end ]; do
@@ -102,7 +106,7 @@ lab_wait_output() {
 # times a second (~0.15 s per fork in a busy TCG guest), CPU that the
 # peer, on the same two host cores, needs to get there.
 lab_barrier() {
-	local name=$1 t=${2:-600} end n=0 arrived
+	local name=$1 t=$((${2:-600} * ${LAB_SLOWDOWN:-1})) end n=0 arrived
 	[[ $name =~ ^[A-Za-z0-9_.-]+$ ]] || { echo "lab_barrier: bad name '$name'" >&2; return 2; }
 	: >"$LAB_SHARED/barrier.$name.$LAB_ID"
 	end=$((SECONDS + t))
@@ -149,7 +153,7 @@ lab_barrier() {
 # shellcheck disable=SC2034  # lab_rc_s, lab_rc_c: for the caller
 lab_pair() {
 	local tag=$1 sid=$2 cid=$3 t=$4 port=$5 sout=$6 cout=$7 scmd=() ccmd=()
-	local pid a=1 b rc f l
+	local pid a=1 b rc f l ts=$(($4 * ${LAB_SLOWDOWN:-1}))
 	shift 7
 	[ "${1:-}" = -- ] || { echo "lab_pair: usage: TAG SID CID TIMEOUT PORT SOUT COUT -- SERVER_CMD -- CLIENT_CMD" >&2; return 2; }
 	shift
@@ -161,13 +165,13 @@ lab_pair() {
 		b=$tag
 		if [ $a -gt 1 ]; then b=$tag.try$a; fi
 		if [ "$LAB_ID" = "$sid" ]; then
-			timeout "$t" "${scmd[@]}" >"$sout.log" 2>"$sout.err" &
+			timeout "$ts" "${scmd[@]}" >"$sout.log" 2>"$sout.err" &
 			pid=$!
 			lab_wait_listen "$port" "${LAB_PAIR_LISTEN:-60}" || true
 		fi
 		lab_barrier "$b-listen" 600
 		if [ "$LAB_ID" = "$cid" ]; then
-			timeout "$t" "${ccmd[@]}" >"$cout.log" 2>"$cout.err"
+			timeout "$ts" "${ccmd[@]}" >"$cout.log" 2>"$cout.err"
 			rc=$?
 			echo $rc >"$LAB_SHARED/pair.$b.rc_c"
 			_lab_pair_calib "$b" $rc "$cout"
