@@ -667,8 +667,7 @@ static int env_open(struct env *e, const char *devname)
 	memset(e->buf, 0x5a, e->len);
 	e->ch = rdma_create_event_channel();
 	ai = lab_getai(e->addr, e->port, true);
-	if (!e->ch || !ai || rdma_create_id(e->ch, &e->lid, NULL, RDMA_PS_TCP) ||
-	    rdma_bind_addr(e->lid, ai->ai_src_addr) || rdma_listen(e->lid, 8))
+	if (!e->ch || !ai || lab_listen(e->ch, ai->ai_src_addr, 8, &e->lid))
 		return fprintf(stderr, "failnth: listen on %s:%d: %s\n", e->addr, e->port,
 			       strerror(errno)), -1;
 	rdma_freeaddrinfo(ai);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Small helpers shared by the lab's verbs test programs (tests/robust/prot.c,
- * tests/robust/neg.c, tests/soak/soak.c): a monotonic clock in milliseconds,
- * an rdma_cm event wait and a completion wait that give up after a timeout,
- * so a test whose peer never answers reports it instead of hanging; an
- * rdma_cm address lookup, a resolved id, and a count of async events.
+ * Small helpers shared by the lab's verbs test programs (the C files of
+ * tests/robust/, tests/soak/soak.c): a monotonic clock in milliseconds, an
+ * rdma_cm event wait and a completion wait that give up after a timeout, so
+ * a test whose peer never answers reports it instead of hanging; an rdma_cm
+ * address lookup, a listener, a resolved id, one-SGE posts and a count of
+ * async events.
  */
 #ifndef SWIWARP_TESTS_LAB_VERBS_H
 #define SWIWARP_TESTS_LAB_VERBS_H
@@ -14,6 +15,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +101,55 @@ static inline struct rdma_addrinfo *lab_getai(const char *addr, int port, bool p
 	if (rdma_getaddrinfo(addr, ps, &hints, &ai))
 		return NULL;
 	return ai;
+}
+
+/*
+ * A listener on ch bound to src: 0, or -1 with errno set.  *lid is left
+ * set when the id was made and a later step failed, so the caller's usual
+ * clean-up destroys it.
+ */
+static inline int lab_listen(struct rdma_event_channel *ch, struct sockaddr *src, int backlog,
+			     struct rdma_cm_id **lid)
+{
+	*lid = NULL;
+	if (rdma_create_id(ch, lid, NULL, RDMA_PS_TCP) || rdma_bind_addr(*lid, src) ||
+	    rdma_listen(*lid, backlog))
+		return -1;
+	return 0;
+}
+
+/*
+ * One send WR with one SGE (raddr/rkey for RDMA Write and Read).  Returns
+ * 0 or the error, which is also left in errno: providers return it, and
+ * errno may be stale.
+ */
+static inline int post1(struct ibv_qp *qp, uint64_t id, enum ibv_wr_opcode op, void *buf,
+			uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey,
+			unsigned int flags)
+{
+	struct ibv_sge sge = { (uintptr_t)buf, len, lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+				  .send_flags = flags }, *bad;
+	int rc;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	rc = ibv_post_send(qp, &wr, &bad);
+	if (rc)
+		errno = rc;
+	return rc;
+}
+
+/* One receive WR with one SGE; errors as post1(). */
+static inline int recv1(struct ibv_qp *qp, uint64_t id, void *buf, uint32_t len, uint32_t lkey)
+{
+	struct ibv_sge sge = { (uintptr_t)buf, len, lkey };
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 }, *bad;
+	int rc = ibv_post_recv(qp, &wr, &bad);
+
+	if (rc)
+		errno = rc;
+	return rc;
 }
 
 /* A resolved, not yet connected id on ch (NULL on failure, why set). */

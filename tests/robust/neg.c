@@ -64,16 +64,12 @@
 #include <rdma/ib_user_verbs.h>
 
 #include "iwarp/rdmap.h"
-#include "lab-verbs.h"
+#include "neg-common.h"
 #include "hwctr.h"
 #include "kmsg.h"
 
-#define EVENT_MS 60000
 #define TGT (1024 * 1024)	/* target buffer */
-#define PG 4096
-#define CANARY 0xa5
 #define GOOD 0x22
-#define EVIL 0x33
 #define MAGIC 0x4e454721U
 #define NMR 8
 #define GIB (1024UL * 1024 * 1024)
@@ -134,39 +130,6 @@ static const uint64_t mr_sizes[] = { 1, 4095, 4097, 65537, 16 * 1024 * 1024 + 3,
 static uint64_t mr_off(int i)
 {
 	return i == 2 ? 1 : i == 4 ? 4093 : 0;
-}
-
-static int wait_wc(struct ibv_cq *cq, int ms, struct ibv_wc *wc)
-{
-	return lab_wait_wc(cq, ms, wc, 500);	/* poll every 0.5 ms */
-}
-
-static int post1(struct ibv_qp *qp, uint64_t id, enum ibv_wr_opcode op, void *buf, uint32_t len,
-		 uint32_t lkey, uint64_t raddr, uint32_t rkey, unsigned int flags)
-{
-	struct ibv_sge sge = { (uintptr_t)buf, len, lkey };
-	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1, .opcode = op,
-				  .send_flags = flags }, *bad;
-
-	int rc;
-
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
-	rc = ibv_post_send(qp, &wr, &bad);
-	if (rc)
-		errno = rc;	/* providers return the error, errno may be stale */
-	return rc;
-}
-
-static int recv1(struct ibv_qp *qp, uint64_t id, void *buf, uint32_t len, uint32_t lkey)
-{
-	struct ibv_sge sge = { (uintptr_t)buf, len, lkey };
-	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 }, *bad;
-	int rc = ibv_post_recv(qp, &wr, &bad);
-
-	if (rc)
-		errno = rc;
-	return rc;
 }
 
 static const struct scase *find_case(const char *name)
@@ -352,8 +315,7 @@ static void server_finish(struct sconn *s, struct ibv_cq *cq)
 static int server(const char *addr, const char *port, int nconn)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
-	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE, .ai_port_space = RDMA_PS_TCP };
-	struct rdma_addrinfo *ai;
+	struct rdma_addrinfo *ai = lab_getai(addr, atoi(port), true);
 	struct rdma_cm_id *lid;
 	struct ibv_pd *pd = NULL;
 	struct ibv_cq *cq = NULL;
@@ -361,9 +323,7 @@ static int server(const char *addr, const char *port, int nconn)
 	int done = 0, i;
 	const int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
 
-	if (!ch || rdma_getaddrinfo(addr, port, &hints, &ai) ||
-	    rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) || rdma_bind_addr(lid, ai->ai_src_addr) ||
-	    rdma_listen(lid, 4)) {
+	if (!ch || !ai || lab_listen(ch, ai->ai_src_addr, 4, &lid)) {
 		perror("neg server: listen");
 		return 2;
 	}
@@ -1634,8 +1594,7 @@ static int lpair_open(struct lpair *p, const char *addr, int port,
 
 	memset(p, 0, sizeof(*p));
 	p->ch = rdma_create_event_channel();
-	if (!p->ch || !la || !ca || rdma_create_id(p->ch, &p->lid, NULL, RDMA_PS_TCP) ||
-	    rdma_bind_addr(p->lid, la->ai_src_addr) || rdma_listen(p->lid, 4)) {
+	if (!p->ch || !la || !ca || lab_listen(p->ch, la->ai_src_addr, 4, &p->lid)) {
 		snprintf(why, wl, "listen on %s:%d: %s", addr, port, strerror(errno));
 		goto out;
 	}
@@ -2046,8 +2005,7 @@ static int qpbind_thief(const char *addr, uint32_t vqpn)
 
 	/* rdma_accept naming the victim's QP, for a connect from a QP of our own */
 	id = NULL;
-	if (rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) || rdma_bind_addr(lid, la->ai_src_addr) ||
-	    rdma_listen(lid, 4)) {
+	if (lab_listen(ch, la->ai_src_addr, 4, &lid)) {
 		snprintf(why, sizeof(why), "listen: %s", strerror(errno));
 		goto accept_done;
 	}
@@ -2414,8 +2372,7 @@ static int safe_qpreuse(const char *addr)
 		goto fail;
 	}
 	p2p_set = true;
-	if (rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) || rdma_bind_addr(lid, la->ai_src_addr) ||
-	    rdma_listen(lid, 4)) {
+	if (lab_listen(ch, la->ai_src_addr, 4, &lid)) {
 		snprintf(why, sizeof(why), "listen: %s", strerror(errno));
 		goto fail;
 	}
@@ -2710,8 +2667,7 @@ static int safe_qpreset(const char *addr)
 	while (ibv_poll_cq(cq, 1, &wc) == 1)
 		;	/* a reset QP's CQEs are the consumer's to discard */
 	/* second connection: to a QP of ours with every receive posted */
-	if (rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) || rdma_bind_addr(lid, la->ai_src_addr) ||
-	    rdma_listen(lid, 4)) {
+	if (lab_listen(ch, la->ai_src_addr, 4, &lid)) {
 		snprintf(why, sizeof(why), "listen: %s", strerror(errno));
 		goto fail;
 	}

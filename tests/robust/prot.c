@@ -78,8 +78,7 @@ static int server(const char *addr, const char *port, int nconn)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
 	struct rdma_cm_id *lid, *cid = NULL;
-	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE, .ai_port_space = RDMA_PS_TCP };
-	struct rdma_addrinfo *ai;
+	struct rdma_addrinfo *ai = lab_getai(addr, atoi(port), true);
 	struct ibv_pd *pd = NULL, *pd2 = NULL;
 	struct ibv_mr *mr_rw = NULL, *mr_ro, *mr_wo, *mr_other, *mr_info = NULL;
 	struct ibv_cq *cq = NULL;
@@ -88,9 +87,7 @@ static int server(const char *addr, const char *port, int nconn)
 	int done = 0, fails = 0, i;
 	char name[64] = "";
 
-	if (!ch || rdma_getaddrinfo(addr, port, &hints, &ai) ||
-	    rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) ||
-	    rdma_bind_addr(lid, ai->ai_src_addr) || rdma_listen(lid, 4)) {
+	if (!ch || !ai || lab_listen(ch, ai->ai_src_addr, 4, &lid)) {
 		perror("prot server: listen");
 		return 2;
 	}

@@ -351,8 +351,7 @@ static int conn_open(struct conn *p, int cqe, void (*pre)(struct conn *), char *
 	memset(p, 0, sizeof(*p));
 	why[0] = 0;
 	p->ch = rdma_create_event_channel();
-	if (!p->ch || !la || !ca || rdma_create_id(p->ch, &p->lid, NULL, RDMA_PS_TCP) ||
-	    rdma_bind_addr(p->lid, la->ai_src_addr) || rdma_listen(p->lid, 4)) {
+	if (!p->ch || !la || !ca || lab_listen(p->ch, la->ai_src_addr, 4, &p->lid)) {
 		snprintf(why, wl, "listen on %s:%d: %s", addr, port, strerror(errno));
 		goto out;
 	}

@@ -137,26 +137,6 @@ static void ask_stop(int sig)
 #define WR_SLOT(w) ((uint32_t)(w) & 0xffffff)
 enum { K_RECV = 1, K_SEND, K_WRITE, K_READ };
 
-static int post_recv(struct ibv_qp *qp, uint64_t id, void *buf, uint32_t len, uint32_t lkey)
-{
-	struct ibv_sge sge = { (uintptr_t)buf, len, lkey };
-	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 }, *bad;
-
-	return ibv_post_recv(qp, &wr, &bad);
-}
-
-static int post_send(struct ibv_qp *qp, uint64_t id, enum ibv_wr_opcode op, void *buf,
-		     uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey)
-{
-	struct ibv_sge sge = { (uintptr_t)buf, len, lkey };
-	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1, .opcode = op,
-				  .send_flags = IBV_SEND_SIGNALED }, *bad;
-
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
-	return ibv_post_send(qp, &wr, &bad);
-}
-
 /* ---- server ---------------------------------------------------------- */
 
 struct sconn {
@@ -170,8 +150,7 @@ struct sconn {
 static int server(const char *addr, const char *port, int nqp)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
-	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE, .ai_port_space = RDMA_PS_TCP };
-	struct rdma_addrinfo *ai;
+	struct rdma_addrinfo *ai = lab_getai(addr, atoi(port), true);
 	struct rdma_cm_id *lid;
 	struct ibv_pd *pd = NULL;
 	struct ibv_cq *cq = NULL;
@@ -184,9 +163,7 @@ static int server(const char *addr, const char *port, int nqp)
 	long long last = now_ms();
 	uint64_t tot_s = 0, tot_w = 0;
 
-	if (!ch || !c || rdma_getaddrinfo(addr, port, &hints, &ai) ||
-	    rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) || rdma_bind_addr(lid, ai->ai_src_addr) ||
-	    rdma_listen(lid, 128)) {
+	if (!ch || !c || !ai || lab_listen(ch, ai->ai_src_addr, 128, &lid)) {
 		perror("soak server: listen");
 		return 2;
 	}
@@ -267,8 +244,8 @@ static int server(const char *addr, const char *port, int nqp)
 					return 2;
 				}
 				for (i = 0; i < CREDITS; i++)
-					if (post_recv(id->qp, WRID(n, K_RECV, i), s->rx + i * SLOT, SLOT,
-						      mr->lkey)) {
+					if (recv1(id->qp, WRID(n, K_RECV, i), s->rx + i * SLOT, SLOT,
+						  mr->lkey)) {
 						perror("soak server: post_recv");
 						return 2;
 					}
@@ -383,10 +360,10 @@ static int server(const char *addr, const char *port, int nqp)
 				s->bad++;
 				a->ok = 0;
 			}
-			if (post_recv(s->id->qp, WRID(q, K_RECV, sl), s->rx + sl * SLOT, SLOT,
-				      mr->lkey) ||
-			    post_send(s->id->qp, WRID(q, K_SEND, sl), IBV_WR_SEND, a, sizeof(*a),
-				      mr->lkey, 0, 0)) {
+			if (recv1(s->id->qp, WRID(q, K_RECV, sl), s->rx + sl * SLOT, SLOT,
+				  mr->lkey) ||
+			    post1(s->id->qp, WRID(q, K_SEND, sl), IBV_WR_SEND, a, sizeof(*a),
+				  mr->lkey, 0, 0, IBV_SEND_SIGNALED)) {
 				printf("soak server: QP %u: repost failed: %s\n", q, strerror(errno));
 				bad++;
 			}
@@ -535,8 +512,8 @@ static int client(const char *addr, const char *port, int nqp, int secs)
 			return 2;
 		}
 		for (j = 0; j < CREDITS; j++)
-			if (post_recv(s->id->qp, WRID(i, K_RECV, j), s->rx + j * SLOT, SLOT,
-				      mr->lkey))
+			if (recv1(s->id->qp, WRID(i, K_RECV, j), s->rx + j * SLOT, SLOT,
+				  mr->lkey))
 				return 2;
 		s->outstanding = 0;
 		if (rdma_connect(s->id, &cp)) {
@@ -603,9 +580,9 @@ static int client(const char *addr, const char *port, int nqp, int secs)
 					len = 1 + rnd(RMAX);
 					off = rnd(RSRC - len + 1);
 					memset(s->rd + sl * RMAX, 0, len);
-					if (post_send(s->id->qp, WRID(i, K_READ, sl), IBV_WR_RDMA_READ,
-						      s->rd + sl * RMAX, len, mr->lkey,
-						      s->inf.raddr + off, s->inf.rkey))
+					if (post1(s->id->qp, WRID(i, K_READ, sl), IBV_WR_RDMA_READ,
+						  s->rd + sl * RMAX, len, mr->lkey,
+						  s->inf.raddr + off, s->inf.rkey, IBV_SEND_SIGNALED))
 						goto post_err;
 					s->read_mask &= ~(1U << sl);
 					s->rd_busy[sl] = 1;
@@ -637,17 +614,17 @@ static int client(const char *addr, const char *port, int nqp, int secs)
 					h->op = OP_CHECK_WRITE;
 					h->len = 1 + rnd(SLOT);
 					fill(s->wsrc + cr * SLOT, key_of(i, h->seq, 2), 0, h->len);
-					if (post_send(s->id->qp, WRID(i, K_WRITE, cr),
-						      IBV_WR_RDMA_WRITE, s->wsrc + cr * SLOT, h->len,
-						      mr->lkey, s->inf.waddr + cr * SLOT,
-						      s->inf.wkey))
+					if (post1(s->id->qp, WRID(i, K_WRITE, cr),
+						  IBV_WR_RDMA_WRITE, s->wsrc + cr * SLOT, h->len,
+						  mr->lkey, s->inf.waddr + cr * SLOT,
+						  s->inf.wkey, IBV_SEND_SIGNALED))
 						goto post_err;
 					s->outstanding++;
 					s->sq_pend[cr] |= 2;
 				}
-				rc = post_send(s->id->qp, WRID(i, K_SEND, cr), IBV_WR_SEND, h,
-					       sizeof(*h) + (h->op == OP_SEND ? h->len : 0),
-					       mr->lkey, 0, 0);
+				rc = post1(s->id->qp, WRID(i, K_SEND, cr), IBV_WR_SEND, h,
+					   sizeof(*h) + (h->op == OP_SEND ? h->len : 0),
+					   mr->lkey, 0, 0, IBV_SEND_SIGNALED);
 				if (rc)
 					goto post_err;
 				s->outstanding++;
@@ -796,8 +773,8 @@ post_err:
 					}
 				}
 				if (!s->bye_done &&
-				    post_recv(s->id->qp, WRID(q, K_RECV, sl), s->rx + sl * SLOT,
-					      SLOT, mr->lkey) && !err_at) {
+				    recv1(s->id->qp, WRID(q, K_RECV, sl), s->rx + sl * SLOT,
+					  SLOT, mr->lkey) && !err_at) {
 					err_at = now_ms();
 					snprintf(first_err, sizeof(first_err), "QP %u: post_recv: %s",
 						 q, strerror(errno));
