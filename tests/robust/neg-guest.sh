@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Negative tests of issue 3 (tests/robust/neg.c), one 2-guest lab boot:
 #   guest 1: robust-neg server (the target), guest 2: robust-neg client;
-#   then registration limits on guest 2 without a peer: RLIMIT_MEMLOCK as
-#   an unprivileged user, and registrations that must fail.
+#   then registration limits on guest 2 without a peer (robust-limits,
+#   tests/robust/limits.c): RLIMIT_MEMLOCK as an unprivileged user, and
+#   registrations that must fail.
 # Environment: NEG_MEMCG=1 adds regfail.memcg (below),
 # NEG_DEV=swiwarp|siw (default swiwarp), NEG_BIG=1 adds the
 # 1 GiB MR (guests need ~2.5 GiB: the suite passes --mem; registering it
@@ -14,13 +15,15 @@ source "$LAB_TOP/tests/lab/lib.sh"
 
 dev=${NEG_DEV:-swiwarp}
 neg=${NEG_BIN:-$BUILD/tests/robust/robust-neg}
+# the suite's other programs are taken from beside it
+limits=${neg%/*}/robust-limits
 big=
 [ "${NEG_BIG:-0}" = 1 ] && big=big
 port=7176
 p=robust.neg
 [ "$dev" = siw ] && p=robust.siw.neg
 
-lab_verbs_up "$dev" "$p" "$neg" || exit 0
+lab_verbs_up "$dev" "$p" "$neg" "$limits" || exit 0
 # upstream siw's passive-side setup race (tests/lab/README.md): delay
 # the client's frames
 [ "$dev" = siw ] && [ "$LAB_ID" = 2 ] && lab_delay_connect "${LAB_SIW_CLIENT_DELAY_MS:-100}"
@@ -39,7 +42,7 @@ fi
 export NEG_SKIP=$skip
 
 # Registration with memory really short: a memory cgroup of 24 MiB around
-# a process that registers 64 MiB it never touched (robust-neg local
+# a process that registers 64 MiB it never touched (robust-limits
 # memcg).  Afterwards the cgroup must be empty again: pages pinned before
 # the failure were given back (a leak would keep up to 24 MiB charged).
 # Not in make check by default (NEG_MEMCG=1 runs it): under a loaded host
@@ -57,7 +60,7 @@ neg_memcg() {
 		lab_skip "$p.regfail.memcg" "(no cgroup2 memory controller in the guest)"
 		return
 	fi
-	timeout 120 bash -c "echo \$\$ >$cg/cgroup.procs && exec $neg local memcg" \
+	timeout 120 bash -c "echo \$\$ >$cg/cgroup.procs && exec $limits memcg" \
 		>"$LAB_OUT/neg-memcg.out" 2>&1
 	cat "$LAB_OUT/neg-memcg.out"
 	rename <"$LAB_OUT/neg-memcg.out" | grep -E '^(PASS|FAIL|SKIP):' >>"$LAB_OUT/results"
@@ -385,16 +388,16 @@ else
 	# Registration limits, no peer.  Unprivileged (nobody, no capabilities,
 	# so no CAP_IPC_LOCK) with a 64 KiB RLIMIT_MEMLOCK.
 	chmod 0666 /dev/infiniband/uverbs* 2>/dev/null
-	neg_world=$(lab_world_copy "$neg")
+	limits_world=$(lab_world_copy "$limits")
 	timeout 60 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-		--bounding-set=-all bash -c "ulimit -l 64 && exec $neg_world local memlock" \
+		--bounding-set=-all bash -c "ulimit -l 64 && exec $limits_world memlock" \
 		>"$LAB_OUT/neg-memlock.out" 2>&1
 	cat "$LAB_OUT/neg-memlock.out"
 	rename <"$LAB_OUT/neg-memlock.out" | grep -E '^(PASS|FAIL|SKIP):' >>"$LAB_OUT/results"
 	grep -q '^PASS: robust.neg.memlock.over' "$LAB_OUT/neg-memlock.out" ||
 		grep -q '^FAIL:' "$LAB_OUT/neg-memlock.out" ||
 		lab_fail "$p.memlock" "did not run: $(tail -n 1 "$LAB_OUT/neg-memlock.out")"
-	timeout 120 "$neg" local regfail >"$LAB_OUT/neg-regfail.out" 2>&1
+	timeout 120 "$limits" regfail >"$LAB_OUT/neg-regfail.out" 2>&1
 	cat "$LAB_OUT/neg-regfail.out"
 	rename <"$LAB_OUT/neg-regfail.out" | grep -E '^(PASS|FAIL|SKIP):' >>"$LAB_OUT/results"
 	neg_memcg
