@@ -1305,7 +1305,7 @@ void swiwarp_tx_reset(struct swiwarp_qp *qp)
  * the TX worker, which a quick RESET can beat, and it stops at a full
  * CQ: WQEs left in the SQ would go out on the QP's next connection,
  * perhaps to another peer, with the old connection's data and remote
- * keys (robust-neg safety qpreset).  A reset empties the
+ * keys (robust-safety qpreset).  A reset empties the
  * work queues without completions (IBTA: a QP in Reset has empty queues;
  * librdmacm and the RDMA core never reuse a QP without one), so drop
  * them; the WQE the TX engine holds completes when the next connection

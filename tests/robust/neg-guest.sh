@@ -17,13 +17,14 @@ dev=${NEG_DEV:-swiwarp}
 neg=${NEG_BIN:-$BUILD/tests/robust/robust-neg}
 # the suite's other programs are taken from beside it
 limits=${neg%/*}/robust-limits
+safety=${neg%/*}/robust-safety
 big=
 [ "${NEG_BIG:-0}" = 1 ] && big=big
 port=7176
 p=robust.neg
 [ "$dev" = siw ] && p=robust.siw.neg
 
-lab_verbs_up "$dev" "$p" "$neg" "$limits" || exit 0
+lab_verbs_up "$dev" "$p" "$neg" "$limits" "$safety" || exit 0
 # upstream siw's passive-side setup race (tests/lab/README.md): delay
 # the client's frames
 [ "$dev" = siw ] && [ "$LAB_ID" = 2 ] && lab_delay_connect "${LAB_SIW_CLIENT_DELAY_MS:-100}"
@@ -78,7 +79,8 @@ neg_memcg() {
 	rmdir $cg 2>/dev/null
 }
 
-# Issue 15's memory-safety defects (robust-neg safety, on this guest alone).
+# Issue 15's memory-safety defects (robust-safety, tests/robust/safety.c, on
+# this guest alone).
 # connfail: synchronous connect failures (the broadcast address: resolved
 # by rdma_cm, refused by TCP's connect() at once); the suite boots with
 # slub_debug poisoning on kmalloc-2k (the endpoints' cache), so a write to
@@ -102,7 +104,7 @@ neg_safety() {
 	# qpbind drops to two unprivileged uids, which need rdma_cm and uverbs
 	chmod 0666 /dev/infiniband/rdma_cm /dev/infiniband/uverbs* 2>/dev/null
 	for c in connfail mraccess qpfail qpbind qpreuse qpreset; do
-		timeout 120 "$neg" safety $c "$(case $c in mraccess | qpbind | qpreuse | qpreset) echo "$LAB_IP" ;; *) echo "$bc" ;; esac)" \
+		timeout 120 "$safety" $c "$(case $c in mraccess | qpbind | qpreuse | qpreset) echo "$LAB_IP" ;; *) echo "$bc" ;; esac)" \
 			>"$LAB_OUT/neg-safety-$c.out" 2>&1
 		rc=$?
 		cat "$LAB_OUT/neg-safety-$c.out"
@@ -111,7 +113,7 @@ neg_safety() {
 			lab_fail "$p.safety.$c" "did not run (exit $rc): $(tail -n 1 "$LAB_OUT/neg-safety-$c.out")"
 	done
 	timeout 60 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-		--bounding-set=-all "$(lab_world_copy "$neg")" safety cqflush - \
+		--bounding-set=-all "$(lab_world_copy "$safety")" cqflush - \
 		>"$LAB_OUT/neg-safety-cqflush.out" 2>&1
 	rc=$?
 	cat "$LAB_OUT/neg-safety-cqflush.out"
