@@ -18,13 +18,14 @@ neg=${NEG_BIN:-$BUILD/tests/robust/robust-neg}
 # the suite's other programs are taken from beside it
 limits=${neg%/*}/robust-limits
 safety=${neg%/*}/robust-safety
+listeners=${neg%/*}/robust-listeners
 big=
 [ "${NEG_BIG:-0}" = 1 ] && big=big
 port=7176
 p=robust.neg
 [ "$dev" = siw ] && p=robust.siw.neg
 
-lab_verbs_up "$dev" "$p" "$neg" "$limits" "$safety" || exit 0
+lab_verbs_up "$dev" "$p" "$neg" "$limits" "$safety" "$listeners" || exit 0
 # upstream siw's passive-side setup race (tests/lab/README.md): delay
 # the client's frames
 [ "$dev" = siw ] && [ "$LAB_ID" = 2 ] && lab_delay_connect "${LAB_SIW_CLIENT_DELAY_MS:-100}"
@@ -410,10 +411,11 @@ fi
 
 # ---- dying listeners ------------------------------------------------------
 # Guest 1 destroys rdma_cm listeners while guest 2 floods them with raw MPA
-# Requests (robust-neg churn / mpaflood).  A request iw_cm drops because its
-# listener is going away must still be answered (Reject, FIN or reset: the
-# client fails on silence), and nothing may stay behind: no TCP socket on
-# the port, no endpoint memory after the device is removed, a clean rmmod.
+# Requests (robust-listeners churn / mpaflood, tests/robust/listeners.c).  A
+# request iw_cm drops because its listener is going away must still be
+# answered (Reject, FIN or reset: the client fails on silence), and nothing
+# may stay behind: no TCP socket on the port, no endpoint memory after the
+# device is removed, a clean rmmod.
 cport=7177
 churn_s=${NEG_CHURN_S:-20}
 source "$LAB_TOP/tests/robust/slab-lib.sh"
@@ -425,12 +427,12 @@ if [ "$dev" = swiwarp ] && [ "$LAB_ID" = 1 ]; then
 	slab_snapshot "$LAB_OUT/churn-slab.before"
 	dmesg | grep -c 'destroyed listener' >"$LAB_OUT/churn-orph.before"
 fi
-# churn_run MODE ADDR OUT NAME: run "robust-neg MODE ADDR" for the churn
+# churn_run MODE ADDR OUT NAME: run "robust-listeners MODE ADDR" for the churn
 # time into $LAB_OUT/OUT.out, take its results (NAME fails if it exits
 # non-zero without a FAIL of its own), then meet the peer at churn-done.
 churn_run() {
 	local rc
-	timeout $((churn_s + 120)) "$neg" "$1" "$2" $cport "$churn_s" >"$LAB_OUT/$3.out" 2>&1
+	timeout $((churn_s + 120)) "$listeners" "$1" "$2" $cport "$churn_s" >"$LAB_OUT/$3.out" 2>&1
 	rc=$?
 	cat "$LAB_OUT/$3.out"
 	rename <"$LAB_OUT/$3.out" | grep -E '^(PASS|FAIL|SKIP):' >>"$LAB_OUT/results"
