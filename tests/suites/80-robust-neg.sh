@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # check: runs-private (it drops privileges; tests/run-private.sh)
-# Negative tests of issue 3 in one 2-guest lab boot (tests/robust/neg.c via
-# tests/robust/neg-guest.sh): Terminates for a Send into an empty / too
-# small receive queue and for dead STags (layer/type/code from the kernel
-# log), QP error flush (local modify to ERR, peer gone), an unsignaled Read,
+# Negative tests of issue 3 in one 2-guest lab boot (tests/robust/neg.c,
+# limits.c, safety.c and listeners.c via tests/robust/neg-guest.sh):
+# Terminates for a Send into an empty / too small receive queue and for
+# dead STags (layer/type/code from the kernel log), QP error flush (local modify to ERR, peer gone), an unsignaled Read,
 # a 16k unsignaled Write pipeline, MRs from 1 B to 1 GiB, full SQ/RQ
 # (ENOMEM), CQ overflow (CQ error event), registration over RLIMIT_MEMLOCK
 # as an unprivileged user and registrations that must fail, and a clean
@@ -19,7 +19,7 @@ top=${SWIWARP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 export BUILD=${BUILD:-$top/build} SWIWARP_TOP=$top
 cd "$top" || exit 1
 source tests/robust/suite-lib.sh
-robust_prereq robust.neg "$BUILD/tests/robust/robust-neg" || exit 0
+robust_prereq robust.neg "$BUILD"/tests/robust/robust-{neg,limits,safety,listeners} || exit 0
 cmd=
 for v in NEG_DEV NEG_BIG NEG_MEMCG ROBUST_STRICT; do
 	[ -n "${!v:-}" ] && cmd+="$v=$(printf '%q' "${!v}") "
