@@ -870,52 +870,220 @@ static void qpreuse_poll(struct ibv_cq *cq, int ms, int *old, uint64_t *old_id, 
 	}
 }
 
+/*
+ * The rig of qpreuse and qpreset: one QP of ours through two connections.
+ * The first goes to the silent listener (a child, on port), which resets
+ * it when woken (reuse_rig_wake()); the second to an rdma_cm listener of
+ * ours on port + 1 (reuse_second()), on the same address.
+ */
+struct reuse_rig {
+	struct rdma_event_channel *ch;
+	struct rdma_addrinfo *silent, *la, *ca;
+	struct rdma_cm_id *id, *lid, *s;	/* ours, the listener, its side */
+	int to_child[2], from_child[2];
+	pid_t pid;
+};
+
+/* Start the silent listener and resolve the first connection's id. */
+static int reuse_rig_open(struct reuse_rig *r, const char *addr, int port, char *why, size_t wl)
+{
+	char b = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->to_child[0] = r->to_child[1] = r->from_child[0] = r->from_child[1] = -1;
+	r->pid = -1;
+	r->ch = rdma_create_event_channel();
+	r->silent = lab_getai(addr, port, false);
+	r->la = lab_getai(addr, port + 1, true);
+	r->ca = lab_getai(addr, port + 1, false);
+	if (!r->ch || !r->silent || !r->la || !r->ca || pipe(r->to_child) ||
+	    pipe(r->from_child)) {
+		snprintf(why, wl, "setup: %s", strerror(errno));
+		return -1;
+	}
+	fflush(stdout);
+	r->pid = fork();
+	if (r->pid == 0)
+		_exit(qpreuse_silent(addr, port, r->from_child[1], r->to_child[0]));
+	if (r->pid < 0 || read(r->from_child[0], &b, 1) != 1 || b) {
+		snprintf(why, wl, "the silent listener did not start");
+		return -1;
+	}
+	r->id = lab_resolved_id(r->ch, r->silent->ai_dst_addr, EVENT_MS, why, wl);
+	return r->id ? 0 : -1;
+}
+
+/* The first connection, of the QP cp->qp_num, to the silent listener. */
+static int reuse_first(struct reuse_rig *r, struct rdma_conn_param *cp, char *why, size_t wl)
+{
+	struct rdma_cm_event *ev;
+
+	if (rdma_connect(r->id, cp)) {
+		snprintf(why, wl, "connect to the silent listener: %s", strerror(errno));
+		return -1;
+	}
+	ev = get_event(r->ch, EVENT_MS);
+	if (!ev || ev->event != RDMA_CM_EVENT_ESTABLISHED) {
+		snprintf(why, wl, "first connection: %s", ev ? rdma_event_str(ev->event) : "no event");
+		if (ev)
+			rdma_ack_cm_event(ev);
+		return -1;
+	}
+	rdma_ack_cm_event(ev);
+	return 0;
+}
+
+/* The silent listener resets the first connection. */
+static int reuse_rig_wake(struct reuse_rig *r)
+{
+	char b = 0;
+
+	return write(r->to_child[1], &b, 1) == 1 ? 0 : -1;
+}
+
+/* Our end of the reset: DISCONNECTED (or nothing for 5 s); the id goes. */
+static void reuse_first_gone(struct reuse_rig *r)
+{
+	struct rdma_cm_event *ev;
+
+	while ((ev = get_event(r->ch, 5000))) {
+		enum rdma_cm_event_type e = ev->event;
+
+		rdma_ack_cm_event(ev);
+		if (e == RDMA_CM_EVENT_DISCONNECTED)
+			break;
+	}
+	rdma_destroy_id(r->id);
+	r->id = NULL;
+}
+
+/* RESET, once the CM has let go of the socket (on its own time), and INIT. */
+static int reuse_reset_init(struct ibv_qp *qp, int access, char *why, size_t wl)
+{
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_RESET };
+	int resets = 0;
+
+	while (ibv_modify_qp(qp, &at, IBV_QP_STATE) && resets++ < 100)
+		usleep(50000);
+	at.qp_state = IBV_QPS_INIT;
+	at.port_num = 1;
+	at.qp_access_flags = access;
+	if (resets > 100 || ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					  IBV_QP_ACCESS_FLAGS)) {
+		snprintf(why, wl, "RESET/INIT after the reset: %s (%d tries)", strerror(errno),
+			 resets);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The second connection: the QP cp->qp_num to our listener, whose side
+ * gets a QP of qa on pd and, before the accept, the receives post_recvs
+ * posts (0 or -1 with errno).  Both ends ESTABLISHED.
+ */
+static int reuse_second(struct reuse_rig *r, struct ibv_pd *pd, struct ibv_qp_init_attr *qa,
+			struct rdma_conn_param *cp, int (*post_recvs)(struct ibv_qp *, void *),
+			void *arg, char *why, size_t wl)
+{
+	struct rdma_cm_event *ev;
+	int est = 0;
+
+	if (lab_listen(r->ch, r->la->ai_src_addr, 4, &r->lid)) {
+		snprintf(why, wl, "listen: %s", strerror(errno));
+		return -1;
+	}
+	r->id = lab_resolved_id(r->ch, r->ca->ai_dst_addr, EVENT_MS, why, wl);
+	if (!r->id)
+		return -1;
+	if (rdma_connect(r->id, cp)) {
+		snprintf(why, wl, "second connect: %s", strerror(errno));
+		return -1;
+	}
+	r->s = lab_connect_request(r->ch, EVENT_MS, why, wl);
+	if (!r->s)
+		return -1;
+	if (rdma_create_qp(r->s, pd, qa) || post_recvs(r->s->qp, arg) || rdma_accept(r->s, cp)) {
+		snprintf(why, wl, "server side: %s", strerror(errno));
+		return -1;
+	}
+	while (est < 2 && (ev = get_event(r->ch, EVENT_MS))) {
+		bool e = ev->event == RDMA_CM_EVENT_ESTABLISHED;
+
+		if (!e)
+			snprintf(why, wl, "second connection: %s", rdma_event_str(ev->event));
+		rdma_ack_cm_event(ev);
+		if (!e)
+			return -1;
+		est++;
+	}
+	if (est < 2) {
+		snprintf(why, wl, "second connection not established");
+		return -1;
+	}
+	return 0;
+}
+
+/* The child (gone already unless the case failed early), the ids, the channel. */
+static void reuse_rig_close(struct reuse_rig *r)
+{
+	int st, i;
+
+	if (r->pid > 0) {
+		kill(r->pid, SIGKILL);
+		waitpid(r->pid, &st, 0);
+	}
+	lab_pair_cm_close(r->ch, r->lid, r->id, r->s, 500);
+	if (r->ch)
+		rdma_destroy_event_channel(r->ch);
+	for (i = 0; i < 2; i++) {
+		if (r->to_child[i] >= 0)
+			close(r->to_child[i]);
+		if (r->from_child[i] >= 0)
+			close(r->from_child[i]);
+	}
+}
+
+struct qpreuse_recv {
+	uint8_t *buf;
+	uint32_t lkey;
+};
+
+/* qpreuse's server side: one receive of a page for the Send. */
+static int qpreuse_recvs(struct ibv_qp *qp, void *arg)
+{
+	struct qpreuse_recv *rv = arg;
+
+	return recv1(qp, QPREUSE_NEW, rv->buf, PG, rv->lkey) ? -1 : 0;
+}
+
 static int safe_qpreuse(const char *addr)
 {
-	struct rdma_event_channel *ch = rdma_create_event_channel();
-	struct rdma_addrinfo *ha = lab_getai(addr, QPREUSE_PORT, false);
-	struct rdma_addrinfo *la = lab_getai(addr, QPREUSE_PORT + 1, true);
-	struct rdma_addrinfo *ca = lab_getai(addr, QPREUSE_PORT + 1, false);
 	struct rdma_conn_param cp = { .responder_resources = 4, .initiator_depth = 4 };
 	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .cap = { 256, 16, 1, 1, 0 } };
 	struct ibv_qp_attr at = { 0 };
-	struct rdma_cm_id *id = NULL, *lid = NULL, *s = NULL;
+	struct reuse_rig r;
+	struct qpreuse_recv rv;
 	struct ibv_pd *pd = NULL;
 	struct ibv_cq *cq = NULL, *scq = NULL;
 	struct ibv_qp *qp = NULL;
 	struct ibv_mr *mr = NULL, *smr = NULL;
-	struct rdma_cm_event *ev;
 	uint8_t *buf = NULL, *sbuf = NULL;
-	int to_child[2], from_child[2], st, fails = 0, i, est = 0, kfd = -1;
-	int posted = 0, done = 0, ok = 0, flushed = 0, other = 0, resets = 0;
+	int fails = 0, i, kfd = -1;
+	int posted = 0, done = 0, ok = 0, flushed = 0, other = 0;
 	int old = 0, old_st = 0, nok = 0, nbad = 0, l, t, c;
 	uint64_t old_id = 0;
 	char why[200] = "", p2p_old[8] = "";
 	bool p2p_set = false;
 	long long quiet;
-	pid_t pid = -1;
-	char b = 0;
 
-	if (!ch || !ha || !la || !ca || pipe(to_child) || pipe(from_child)) {
-		printf("FAIL: robust.neg.safety.qpreuse [setup: %s]\n", strerror(errno));
-		return 1;
-	}
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0)
-		_exit(qpreuse_silent(addr, QPREUSE_PORT, from_child[1], to_child[0]));
-	if (pid < 0 || read(from_child[0], &b, 1) != 1 || b) {
-		snprintf(why, sizeof(why), "the silent listener did not start");
-		goto stall_fail;
-	}
-	id = lab_resolved_id(ch, ha->ai_dst_addr, EVENT_MS, why, sizeof(why));
-	if (!id)
+	if (reuse_rig_open(&r, addr, QPREUSE_PORT, why, sizeof(why)))
 		goto stall_fail;
 	buf = calloc(4, PG);
 	sbuf = calloc(4, PG);
-	pd = ibv_alloc_pd(id->verbs);
-	cq = pd ? ibv_create_cq(id->verbs, 512, NULL, NULL, 0) : NULL;
-	scq = cq ? ibv_create_cq(id->verbs, 64, NULL, NULL, 0) : NULL;
+	pd = ibv_alloc_pd(r.id->verbs);
+	cq = pd ? ibv_create_cq(r.id->verbs, 512, NULL, NULL, 0) : NULL;
+	scq = cq ? ibv_create_cq(r.id->verbs, 64, NULL, NULL, 0) : NULL;
 	qa.send_cq = qa.recv_cq = cq;
 	/* a QP of our own, not rdma_create_qp's: it outlives the id */
 	qp = scq ? ibv_create_qp(pd, &qa) : NULL;
@@ -927,19 +1095,8 @@ static int safe_qpreuse(const char *addr)
 		goto stall_fail;
 	}
 	cp.qp_num = qp->qp_num;
-	if (rdma_connect(id, &cp)) {
-		snprintf(why, sizeof(why), "connect to the silent listener: %s", strerror(errno));
+	if (reuse_first(&r, &cp, why, sizeof(why)))
 		goto stall_fail;
-	}
-	ev = get_event(ch, EVENT_MS);
-	if (!ev || ev->event != RDMA_CM_EVENT_ESTABLISHED) {
-		snprintf(why, sizeof(why), "first connection: %s",
-			 ev ? rdma_event_str(ev->event) : "no event");
-		if (ev)
-			rdma_ack_cm_event(ev);
-		goto stall_fail;
-	}
-	rdma_ack_cm_event(ev);
 	/* Sends until none completes for 2 s: TCP took all it will take */
 	quiet = now_ms();
 	while (now_ms() - quiet < 2000 && posted < QPREUSE_MAXPOST) {
@@ -966,8 +1123,10 @@ static int safe_qpreuse(const char *addr)
 	       posted, QPREUSE_MSG, ok, posted - done);
 	printf("PASS: robust.neg.safety.qpreuse.stall\n");
 	/* the listener resets the connection under the stalled TX engine */
-	if (write(to_child[1], &b, 1) != 1)
-		goto stall_fail2;
+	if (reuse_rig_wake(&r)) {
+		snprintf(why, sizeof(why), "cannot wake the silent listener");
+		goto fail;
+	}
 	quiet = now_ms();
 	while (done < posted && now_ms() - quiet < 30000) {
 		struct ibv_wc wc;
@@ -980,75 +1139,27 @@ static int safe_qpreuse(const char *addr)
 			usleep(1000);
 		}
 	}
-	/* the id's end of it: DISCONNECTED (or an error) */
-	while ((ev = get_event(ch, 5000))) {
-		enum rdma_cm_event_type e = ev->event;
-
-		rdma_ack_cm_event(ev);
-		if (e == RDMA_CM_EVENT_DISCONNECTED)
-			break;
-	}
+	reuse_first_gone(&r);
 	printf("neg: safety.qpreuse: after the reset: %d flushed, %d other errors, %d of %d Sends completed\n",
 	       flushed, other, done, posted);
 	if (done < posted) {
 		snprintf(why, sizeof(why), "%d Sends never completed after the reset", posted - done);
 		goto fail;
 	}
-	rdma_destroy_id(id);
-	id = NULL;
-	/* RESET needs the socket gone: the CM lets go of it on its own time */
-	at.qp_state = IBV_QPS_RESET;
-	while (ibv_modify_qp(qp, &at, IBV_QP_STATE) && resets++ < 100)
-		usleep(50000);
-	at.qp_state = IBV_QPS_INIT;
-	at.port_num = 1;
-	at.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-	if (resets > 100 || ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					  IBV_QP_ACCESS_FLAGS)) {
-		snprintf(why, sizeof(why), "RESET/INIT after the reset: %s (%d tries)",
-			 strerror(errno), resets);
+	if (reuse_reset_init(qp, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, why,
+			     sizeof(why)))
 		goto fail;
-	}
 	/* second connection, the RTR first */
 	if (qpreuse_p2p("Y", p2p_old, sizeof(p2p_old))) {
 		snprintf(why, sizeof(why), "%s: %s", QPREUSE_P2P, strerror(errno));
 		goto fail;
 	}
 	p2p_set = true;
-	if (lab_listen(ch, la->ai_src_addr, 4, &lid)) {
-		snprintf(why, sizeof(why), "listen: %s", strerror(errno));
-		goto fail;
-	}
-	id = lab_resolved_id(ch, ca->ai_dst_addr, EVENT_MS, why, sizeof(why));
-	if (!id)
-		goto fail;
-	if (rdma_connect(id, &cp)) {
-		snprintf(why, sizeof(why), "second connect: %s", strerror(errno));
-		goto fail;
-	}
-	s = lab_connect_request(ch, EVENT_MS, why, sizeof(why));
-	if (!s)
-		goto fail;
 	qa.send_cq = qa.recv_cq = scq;
-	if (rdma_create_qp(s, pd, &qa) ||
-	    recv1(s->qp, QPREUSE_NEW, sbuf, PG, smr->lkey) || rdma_accept(s, &cp)) {
-		snprintf(why, sizeof(why), "server side: %s", strerror(errno));
+	rv.buf = sbuf;
+	rv.lkey = smr->lkey;
+	if (reuse_second(&r, pd, &qa, &cp, qpreuse_recvs, &rv, why, sizeof(why)))
 		goto fail;
-	}
-	while (est < 2 && (ev = get_event(ch, EVENT_MS))) {
-		bool e = ev->event == RDMA_CM_EVENT_ESTABLISHED;
-
-		if (!e)
-			snprintf(why, sizeof(why), "second connection: %s", rdma_event_str(ev->event));
-		rdma_ack_cm_event(ev);
-		if (!e)
-			goto fail;
-		est++;
-	}
-	if (est < 2) {
-		snprintf(why, sizeof(why), "second connection not established");
-		goto fail;
-	}
 	/* the RTR went first; whatever of the old connection it stirs comes now */
 	qpreuse_poll(cq, 500, &old, &old_id, &old_st, &nok, &nbad);
 	for (i = 0; i < 3 * PG; i++)
@@ -1114,11 +1225,8 @@ static int safe_qpreuse(const char *addr)
 
 stall_fail:
 	printf("FAIL: robust.neg.safety.qpreuse.stall [%s]\n", why);
-	if (pid > 0)
-		kill(pid, SIGKILL);
-	return 1;
-stall_fail2:
-	snprintf(why, sizeof(why), "cannot wake the silent listener");
+	fails++;
+	goto out;
 fail:
 	printf("FAIL: robust.neg.safety.qpreuse [%s]\n", why);
 	fails++;
@@ -1127,18 +1235,19 @@ out:
 		close(kfd);
 	if (p2p_set && qpreuse_p2p(p2p_old[0] ? p2p_old : "N", NULL, 0))
 		printf("neg: safety.qpreuse: could not restore %s to %s\n", QPREUSE_P2P, p2p_old);
-	if (pid > 0) {
-		kill(pid, SIGKILL);	/* gone already unless we failed early */
-		waitpid(pid, &st, 0);
-	}
-	lab_pair_cm_close(ch, lid, id, s, 500);
-	ibv_destroy_qp(qp);
-	ibv_dereg_mr(mr);
-	ibv_dereg_mr(smr);
-	ibv_destroy_cq(scq);
-	ibv_destroy_cq(cq);
-	ibv_dealloc_pd(pd);
-	rdma_destroy_event_channel(ch);
+	reuse_rig_close(&r);
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (smr)
+		ibv_dereg_mr(smr);
+	if (scq)
+		ibv_destroy_cq(scq);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
 	free(buf);
 	free(sbuf);
 	return fails != 0;
@@ -1166,70 +1275,49 @@ out:
 #define QPRESET_RECVS 8
 #define QPRESET_OLD 0x4f	/* the first connection's payload */
 
-/* An async event of type want within ms, the others acknowledged. */
-static bool qpreset_async(struct ibv_context *ctx, enum ibv_event_type want, int ms)
-{
-	long long end = now_ms() + ms;
-	struct ibv_async_event ae;
-	bool seen = false;
+struct qpreset_recv {
+	uint8_t *buf;
+	uint32_t lkey;
+};
 
-	while (!seen && now_ms() < end) {
-		if (ibv_get_async_event(ctx, &ae)) {
-			usleep(1000);
-			continue;
-		}
-		seen = ae.event_type == want;
-		ibv_ack_async_event(&ae);
-	}
-	return seen;
+/* qpreset's server side: a receive of QPRESET_MSG in each slot of buf. */
+static int qpreset_recvs(struct ibv_qp *qp, void *arg)
+{
+	struct qpreset_recv *rv = arg;
+	int i;
+
+	for (i = 0; i < QPRESET_RECVS; i++)
+		if (recv1(qp, i, rv->buf + (size_t)i * QPRESET_MSG, QPRESET_MSG, rv->lkey))
+			return -1;
+	return 0;
 }
 
 static int safe_qpreset(const char *addr)
 {
-	struct rdma_event_channel *ch = rdma_create_event_channel();
-	struct rdma_addrinfo *ha = lab_getai(addr, QPRESET_PORT, false);
-	struct rdma_addrinfo *la = lab_getai(addr, QPRESET_PORT + 1, true);
-	struct rdma_addrinfo *ca = lab_getai(addr, QPRESET_PORT + 1, false);
 	struct rdma_conn_param cp = { .responder_resources = 4, .initiator_depth = 4 };
 	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC,
 				       .cap = { QPRESET_POST, QPRESET_RECVS, 1, 1, 0 } };
-	struct ibv_qp_attr at = { 0 };
-	struct rdma_cm_id *id = NULL, *lid = NULL, *s = NULL;
+	struct reuse_rig r;
+	struct qpreset_recv rv;
 	struct ibv_pd *pd = NULL;
 	struct ibv_cq *cq = NULL, *rcq = NULL, *scq = NULL;
 	struct ibv_qp *qp = NULL;
 	struct ibv_mr *mr = NULL, *smr = NULL;
-	struct rdma_cm_event *ev;
 	struct ibv_wc wc;
 	uint8_t *buf = NULL, *sbuf = NULL;
-	int to_child[2], from_child[2], st, fails = 0, i, j, est = 0, posted = 0;
-	int cqes = 0, resets = 0, leftover = 0, other = 0, flags;
+	int fails = 0, i, j, posted = 0, cqes = 0, leftover = 0, other = 0;
+	int cq_err = 0, fatal = 0, async_other = 0;
 	char why[200] = "";
-	pid_t pid = -1;
-	char b = 0;
 
-	if (!ch || !ha || !la || !ca || pipe(to_child) || pipe(from_child)) {
-		printf("FAIL: robust.neg.safety.qpreset [setup: %s]\n", strerror(errno));
-		return 1;
-	}
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0)
-		_exit(qpreuse_silent(addr, QPRESET_PORT, from_child[1], to_child[0]));
-	if (pid < 0 || read(from_child[0], &b, 1) != 1 || b) {
-		snprintf(why, sizeof(why), "the silent listener did not start");
-		goto fail;
-	}
-	id = lab_resolved_id(ch, ha->ai_dst_addr, EVENT_MS, why, sizeof(why));
-	if (!id)
+	if (reuse_rig_open(&r, addr, QPRESET_PORT, why, sizeof(why)))
 		goto fail;
 	buf = malloc(QPRESET_MSG);
 	sbuf = calloc(QPRESET_RECVS, QPRESET_MSG);
-	pd = ibv_alloc_pd(id->verbs);
+	pd = ibv_alloc_pd(r.id->verbs);
 	/* the send CQ: far fewer entries than Sends, so the flush overflows it */
-	cq = pd ? ibv_create_cq(id->verbs, 4, NULL, NULL, 0) : NULL;
-	rcq = cq ? ibv_create_cq(id->verbs, 16, NULL, NULL, 0) : NULL;
-	scq = rcq ? ibv_create_cq(id->verbs, 64, NULL, NULL, 0) : NULL;
+	cq = pd ? ibv_create_cq(r.id->verbs, 4, NULL, NULL, 0) : NULL;
+	rcq = cq ? ibv_create_cq(r.id->verbs, 16, NULL, NULL, 0) : NULL;
+	scq = rcq ? ibv_create_cq(r.id->verbs, 64, NULL, NULL, 0) : NULL;
 	qa.send_cq = cq;
 	qa.recv_cq = rcq;
 	/* a QP of our own, not rdma_create_qp's: it outlives the id */
@@ -1237,8 +1325,7 @@ static int safe_qpreset(const char *addr)
 	mr = qp && buf ? ibv_reg_mr(pd, buf, QPRESET_MSG, IBV_ACCESS_LOCAL_WRITE) : NULL;
 	smr = mr && sbuf ? ibv_reg_mr(pd, sbuf, QPRESET_RECVS * QPRESET_MSG,
 				      IBV_ACCESS_LOCAL_WRITE) : NULL;
-	flags = fcntl(id->verbs->async_fd, F_GETFL);
-	if (!smr || flags < 0 || fcntl(id->verbs->async_fd, F_SETFL, flags | O_NONBLOCK)) {
+	if (!smr) {
 		snprintf(why, sizeof(why), "verbs setup: %s", strerror(errno));
 		goto fail;
 	}
@@ -1248,19 +1335,8 @@ static int safe_qpreset(const char *addr)
 		goto fail;
 	}
 	cp.qp_num = qp->qp_num;
-	if (rdma_connect(id, &cp)) {
-		snprintf(why, sizeof(why), "connect to the silent listener: %s", strerror(errno));
+	if (reuse_first(&r, &cp, why, sizeof(why)))
 		goto fail;
-	}
-	ev = get_event(ch, EVENT_MS);
-	if (!ev || ev->event != RDMA_CM_EVENT_ESTABLISHED) {
-		snprintf(why, sizeof(why), "first connection: %s",
-			 ev ? rdma_event_str(ev->event) : "no event");
-		if (ev)
-			rdma_ack_cm_event(ev);
-		goto fail;
-	}
-	rdma_ack_cm_event(ev);
 	memset(buf, QPRESET_OLD, QPRESET_MSG);
 	for (; posted < QPRESET_POST; posted++)
 		if (post1(qp, posted, IBV_WR_SEND, buf, QPRESET_MSG, mr->lkey, 0, 0, 0)) {
@@ -1270,18 +1346,12 @@ static int safe_qpreset(const char *addr)
 		}
 	/* the TX engine stalls behind the listener's window; then the reset */
 	usleep(500000);
-	if (write(to_child[1], &b, 1) != 1) {
+	if (reuse_rig_wake(&r)) {
 		snprintf(why, sizeof(why), "cannot wake the silent listener");
 		goto fail;
 	}
-	while ((ev = get_event(ch, 5000))) {
-		enum rdma_cm_event_type e = ev->event;
-
-		rdma_ack_cm_event(ev);
-		if (e == RDMA_CM_EVENT_DISCONNECTED)
-			break;
-	}
-	if (!qpreset_async(id->verbs, IBV_EVENT_CQ_ERR, lab_scaled_ms(5000))) {
+	lab_async_events(pd->context, lab_scaled_ms(3000), &cq_err, &fatal, &async_other);
+	if (!cq_err) {
 		printf("FAIL: robust.neg.safety.qpreset.overflow [no CQ overflow: %d Sends flushed into a CQ of %d without one; the case shows nothing]\n",
 		       QPRESET_POST, cq->cqe);
 		fails++;
@@ -1292,66 +1362,17 @@ static int safe_qpreset(const char *addr)
 	while (ibv_poll_cq(cq, 1, &wc) == 1)
 		cqes++;
 	printf("neg: safety.qpreset: %d completions fitted into the send CQ\n", cqes);
-	rdma_destroy_id(id);
-	id = NULL;
-	/* RESET needs the socket gone: the CM lets go of it on its own time */
-	at.qp_state = IBV_QPS_RESET;
-	while (ibv_modify_qp(qp, &at, IBV_QP_STATE) && resets++ < 100)
-		usleep(50000);
-	at.qp_state = IBV_QPS_INIT;
-	at.port_num = 1;
-	at.qp_access_flags = 0;
-	if (resets > 100 || ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					  IBV_QP_ACCESS_FLAGS)) {
-		snprintf(why, sizeof(why), "RESET/INIT after the reset: %s (%d tries)",
-			 strerror(errno), resets);
+	reuse_first_gone(&r);
+	if (reuse_reset_init(qp, 0, why, sizeof(why)))
 		goto fail;
-	}
 	while (ibv_poll_cq(cq, 1, &wc) == 1)
 		;	/* a reset QP's CQEs are the consumer's to discard */
 	/* second connection: to a QP of ours with every receive posted */
-	if (lab_listen(ch, la->ai_src_addr, 4, &lid)) {
-		snprintf(why, sizeof(why), "listen: %s", strerror(errno));
-		goto fail;
-	}
-	id = lab_resolved_id(ch, ca->ai_dst_addr, EVENT_MS, why, sizeof(why));
-	if (!id)
-		goto fail;
-	if (rdma_connect(id, &cp)) {
-		snprintf(why, sizeof(why), "second connect: %s", strerror(errno));
-		goto fail;
-	}
-	s = lab_connect_request(ch, EVENT_MS, why, sizeof(why));
-	if (!s)
-		goto fail;
 	qa.send_cq = qa.recv_cq = scq;
-	if (rdma_create_qp(s, pd, &qa)) {
-		snprintf(why, sizeof(why), "server QP: %s", strerror(errno));
+	rv.buf = sbuf;
+	rv.lkey = smr->lkey;
+	if (reuse_second(&r, pd, &qa, &cp, qpreset_recvs, &rv, why, sizeof(why)))
 		goto fail;
-	}
-	for (i = 0; i < QPRESET_RECVS; i++)
-		if (recv1(s->qp, i, sbuf + (size_t)i * QPRESET_MSG, QPRESET_MSG, smr->lkey)) {
-			snprintf(why, sizeof(why), "server receive %d: %s", i, strerror(errno));
-			goto fail;
-		}
-	if (rdma_accept(s, &cp)) {
-		snprintf(why, sizeof(why), "accept: %s", strerror(errno));
-		goto fail;
-	}
-	while (est < 2 && (ev = get_event(ch, EVENT_MS))) {
-		bool e = ev->event == RDMA_CM_EVENT_ESTABLISHED;
-
-		if (!e)
-			snprintf(why, sizeof(why), "second connection: %s", rdma_event_str(ev->event));
-		rdma_ack_cm_event(ev);
-		if (!e)
-			goto fail;
-		est++;
-	}
-	if (est < 2) {
-		snprintf(why, sizeof(why), "second connection not established");
-		goto fail;
-	}
 	/* the first connection's Sends would go out now, before any of ours */
 	{
 		long long end = now_ms() + lab_scaled_ms(2000);
@@ -1394,11 +1415,7 @@ fail:
 	printf("FAIL: robust.neg.safety.qpreset [%s]\n", why);
 	fails++;
 out:
-	if (pid > 0) {
-		kill(pid, SIGKILL);	/* gone already unless we failed early */
-		waitpid(pid, &st, 0);
-	}
-	lab_pair_cm_close(ch, lid, id, s, 500);
+	reuse_rig_close(&r);
 	if (qp)
 		ibv_destroy_qp(qp);
 	if (mr)
@@ -1413,7 +1430,6 @@ out:
 		ibv_destroy_cq(cq);
 	if (pd)
 		ibv_dealloc_pd(pd);
-	rdma_destroy_event_channel(ch);
 	free(buf);
 	free(sbuf);
 	return fails != 0;
