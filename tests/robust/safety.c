@@ -882,6 +882,12 @@ struct reuse_rig {
 	struct rdma_cm_id *id, *lid, *s;	/* ours, the listener, its side */
 	int to_child[2], from_child[2];
 	pid_t pid;
+	/* the case's verbs objects, all freed by reuse_rig_close() */
+	struct ibv_pd *pd;
+	struct ibv_cq *cq, *rcq, *scq;	/* our QP's send and receive CQs, its side's */
+	struct ibv_qp *qp;		/* ours, of ibv_create_qp: it outlives the ids */
+	struct ibv_mr *mr, *smr;
+	uint8_t *buf, *sbuf;
 };
 
 /* Start the silent listener and resolve the first connection's id. */
@@ -1024,7 +1030,7 @@ static int reuse_second(struct reuse_rig *r, struct ibv_pd *pd, struct ibv_qp_in
 	return 0;
 }
 
-/* The child (gone already unless the case failed early), the ids, the channel. */
+/* The child (gone already unless the case failed early), the ids, the verbs objects. */
 static void reuse_rig_close(struct reuse_rig *r)
 {
 	int st, i;
@@ -1034,8 +1040,24 @@ static void reuse_rig_close(struct reuse_rig *r)
 		waitpid(r->pid, &st, 0);
 	}
 	lab_pair_cm_close(r->ch, r->lid, r->id, r->s, 500);
+	if (r->qp)
+		ibv_destroy_qp(r->qp);
+	if (r->mr)
+		ibv_dereg_mr(r->mr);
+	if (r->smr)
+		ibv_dereg_mr(r->smr);
+	if (r->scq)
+		ibv_destroy_cq(r->scq);
+	if (r->rcq && r->rcq != r->cq)
+		ibv_destroy_cq(r->rcq);
+	if (r->cq)
+		ibv_destroy_cq(r->cq);
+	if (r->pd)
+		ibv_dealloc_pd(r->pd);
 	if (r->ch)
 		rdma_destroy_event_channel(r->ch);
+	free(r->buf);
+	free(r->sbuf);
 	for (i = 0; i < 2; i++) {
 		if (r->to_child[i] >= 0)
 			close(r->to_child[i]);
@@ -1064,11 +1086,6 @@ static int safe_qpreuse(const char *addr)
 	struct ibv_qp_attr at = { 0 };
 	struct reuse_rig r;
 	struct qpreuse_recv rv;
-	struct ibv_pd *pd = NULL;
-	struct ibv_cq *cq = NULL, *scq = NULL;
-	struct ibv_qp *qp = NULL;
-	struct ibv_mr *mr = NULL, *smr = NULL;
-	uint8_t *buf = NULL, *sbuf = NULL;
 	int fails = 0, i, kfd = -1;
 	int posted = 0, done = 0, ok = 0, flushed = 0, other = 0;
 	int old = 0, old_st = 0, nok = 0, nbad = 0, l, t, c;
@@ -1079,22 +1096,22 @@ static int safe_qpreuse(const char *addr)
 
 	if (reuse_rig_open(&r, addr, QPREUSE_PORT, why, sizeof(why)))
 		goto stall_fail;
-	buf = calloc(4, PG);
-	sbuf = calloc(4, PG);
-	pd = ibv_alloc_pd(r.id->verbs);
-	cq = pd ? ibv_create_cq(r.id->verbs, 512, NULL, NULL, 0) : NULL;
-	scq = cq ? ibv_create_cq(r.id->verbs, 64, NULL, NULL, 0) : NULL;
-	qa.send_cq = qa.recv_cq = cq;
+	r.buf = calloc(4, PG);
+	r.sbuf = calloc(4, PG);
+	r.pd = ibv_alloc_pd(r.id->verbs);
+	r.cq = r.pd ? ibv_create_cq(r.id->verbs, 512, NULL, NULL, 0) : NULL;
+	r.scq = r.cq ? ibv_create_cq(r.id->verbs, 64, NULL, NULL, 0) : NULL;
+	qa.send_cq = qa.recv_cq = r.cq;
 	/* a QP of our own, not rdma_create_qp's: it outlives the id */
-	qp = scq ? ibv_create_qp(pd, &qa) : NULL;
-	mr = qp && buf ? ibv_reg_mr(pd, buf, 4 * PG, IBV_ACCESS_LOCAL_WRITE) : NULL;
-	smr = mr && sbuf ? ibv_reg_mr(pd, sbuf, 4 * PG, IBV_ACCESS_LOCAL_WRITE |
+	r.qp = r.scq ? ibv_create_qp(r.pd, &qa) : NULL;
+	r.mr = r.qp && r.buf ? ibv_reg_mr(r.pd, r.buf, 4 * PG, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	r.smr = r.mr && r.sbuf ? ibv_reg_mr(r.pd, r.sbuf, 4 * PG, IBV_ACCESS_LOCAL_WRITE |
 				     IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ) : NULL;
-	if (!smr) {
+	if (!r.smr) {
 		snprintf(why, sizeof(why), "verbs setup: %s", strerror(errno));
 		goto stall_fail;
 	}
-	cp.qp_num = qp->qp_num;
+	cp.qp_num = r.qp->qp_num;
 	if (reuse_first(&r, &cp, why, sizeof(why)))
 		goto stall_fail;
 	/* Sends until none completes for 2 s: TCP took all it will take */
@@ -1103,10 +1120,10 @@ static int safe_qpreuse(const char *addr)
 		struct ibv_wc wc;
 
 		if (posted - done < (int)qa.cap.max_send_wr &&
-		    !post1(qp, 1000 + posted, IBV_WR_SEND, buf, QPREUSE_MSG, mr->lkey, 0, 0,
+		    !post1(r.qp, 1000 + posted, IBV_WR_SEND, r.buf, QPREUSE_MSG, r.mr->lkey, 0, 0,
 			   IBV_SEND_SIGNALED))
 			posted++;
-		while (ibv_poll_cq(cq, 1, &wc) == 1) {
+		while (ibv_poll_cq(r.cq, 1, &wc) == 1) {
 			done++;
 			ok += wc.status == IBV_WC_SUCCESS;
 			quiet = now_ms();
@@ -1131,7 +1148,7 @@ static int safe_qpreuse(const char *addr)
 	while (done < posted && now_ms() - quiet < 30000) {
 		struct ibv_wc wc;
 
-		if (ibv_poll_cq(cq, 1, &wc) == 1) {
+		if (ibv_poll_cq(r.cq, 1, &wc) == 1) {
 			done++;
 			flushed += wc.status == IBV_WC_WR_FLUSH_ERR;
 			other += wc.status != IBV_WC_WR_FLUSH_ERR && wc.status != IBV_WC_SUCCESS;
@@ -1146,7 +1163,7 @@ static int safe_qpreuse(const char *addr)
 		snprintf(why, sizeof(why), "%d Sends never completed after the reset", posted - done);
 		goto fail;
 	}
-	if (reuse_reset_init(qp, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, why,
+	if (reuse_reset_init(r.qp, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, why,
 			     sizeof(why)))
 		goto fail;
 	/* second connection, the RTR first */
@@ -1155,23 +1172,23 @@ static int safe_qpreuse(const char *addr)
 		goto fail;
 	}
 	p2p_set = true;
-	qa.send_cq = qa.recv_cq = scq;
-	rv.buf = sbuf;
-	rv.lkey = smr->lkey;
-	if (reuse_second(&r, pd, &qa, &cp, qpreuse_recvs, &rv, why, sizeof(why)))
+	qa.send_cq = qa.recv_cq = r.scq;
+	rv.buf = r.sbuf;
+	rv.lkey = r.smr->lkey;
+	if (reuse_second(&r, r.pd, &qa, &cp, qpreuse_recvs, &rv, why, sizeof(why)))
 		goto fail;
 	/* the RTR went first; whatever of the old connection it stirs comes now */
-	qpreuse_poll(cq, 500, &old, &old_id, &old_st, &nok, &nbad);
+	qpreuse_poll(r.cq, 500, &old, &old_id, &old_st, &nok, &nbad);
 	for (i = 0; i < 3 * PG; i++)
-		buf[i] = (uint8_t)(i * 7 + 1);
+		r.buf[i] = (uint8_t)(i * 7 + 1);
 	for (i = 0; i < 4 * PG; i++)
-		sbuf[i] = (uint8_t)(i * 13 + 5);
-	/* Send into sbuf[0..PG), Write into sbuf[PG..2PG), Read sbuf[2PG..3PG) */
-	if (post1(qp, QPREUSE_NEW + 1, IBV_WR_SEND, buf, PG, mr->lkey, 0, 0, IBV_SEND_SIGNALED) ||
-	    post1(qp, QPREUSE_NEW + 2, IBV_WR_RDMA_WRITE, buf + PG, PG, mr->lkey,
-		  (uintptr_t)sbuf + PG, smr->rkey, IBV_SEND_SIGNALED) ||
-	    post1(qp, QPREUSE_NEW + 3, IBV_WR_RDMA_READ, buf + 3 * PG, PG, mr->lkey,
-		  (uintptr_t)sbuf + 2 * PG, smr->rkey, IBV_SEND_SIGNALED)) {
+		r.sbuf[i] = (uint8_t)(i * 13 + 5);
+	/* Send into r.sbuf[0..PG), Write into r.sbuf[PG..2PG), Read r.sbuf[2PG..3PG) */
+	if (post1(r.qp, QPREUSE_NEW + 1, IBV_WR_SEND, r.buf, PG, r.mr->lkey, 0, 0, IBV_SEND_SIGNALED) ||
+	    post1(r.qp, QPREUSE_NEW + 2, IBV_WR_RDMA_WRITE, r.buf + PG, PG, r.mr->lkey,
+		  (uintptr_t)r.sbuf + PG, r.smr->rkey, IBV_SEND_SIGNALED) ||
+	    post1(r.qp, QPREUSE_NEW + 3, IBV_WR_RDMA_READ, r.buf + 3 * PG, PG, r.mr->lkey,
+		  (uintptr_t)r.sbuf + 2 * PG, r.smr->rkey, IBV_SEND_SIGNALED)) {
 		snprintf(why, sizeof(why), "post on the second connection: %s", strerror(errno));
 		goto fail;
 	}
@@ -1180,7 +1197,7 @@ static int safe_qpreuse(const char *addr)
 
 		for (i = 0; i < PG; i++)
 			want[i] = (uint8_t)((2 * PG + i) * 13 + 5);
-		qpreuse_poll(cq, 3000, &old, &old_id, &old_st, &nok, &nbad);
+		qpreuse_poll(r.cq, 3000, &old, &old_id, &old_st, &nok, &nbad);
 		if (old) {
 			printf("FAIL: robust.neg.safety.qpreuse.stale [%d completions of the first connection on the second, the first wr_id %llu status %s]\n",
 			       old, (unsigned long long)old_id,
@@ -1189,13 +1206,13 @@ static int safe_qpreuse(const char *addr)
 		} else {
 			printf("PASS: robust.neg.safety.qpreuse.stale\n");
 		}
-		if (nok != 3 || nbad || wait_wc(scq, 3000, &(struct ibv_wc){ 0 }) ||
-		    memcmp(sbuf, buf, PG) || memcmp(sbuf + PG, buf + PG, PG) ||
-		    memcmp(buf + 3 * PG, want, PG)) {
+		if (nok != 3 || nbad || wait_wc(r.scq, 3000, &(struct ibv_wc){ 0 }) ||
+		    memcmp(r.sbuf, r.buf, PG) || memcmp(r.sbuf + PG, r.buf + PG, PG) ||
+		    memcmp(r.buf + 3 * PG, want, PG)) {
 			printf("FAIL: robust.neg.safety.qpreuse.data [%d of 3 WRs succeeded, %d failed; Send %s, Write %s, Read %s]\n",
-			       nok, nbad, memcmp(sbuf, buf, PG) ? "differs" : "ok",
-			       memcmp(sbuf + PG, buf + PG, PG) ? "differs" : "ok",
-			       memcmp(buf + 3 * PG, want, PG) ? "differs" : "ok");
+			       nok, nbad, memcmp(r.sbuf, r.buf, PG) ? "differs" : "ok",
+			       memcmp(r.sbuf + PG, r.buf + PG, PG) ? "differs" : "ok",
+			       memcmp(r.buf + 3 * PG, want, PG) ? "differs" : "ok");
 			fails++;
 		} else {
 			printf("PASS: robust.neg.safety.qpreuse.data (Send, Write, Read of %d B)\n", PG);
@@ -1204,7 +1221,7 @@ static int safe_qpreuse(const char *addr)
 	/* the consumer's Terminate */
 	kfd = kmsg_open();
 	at.qp_state = IBV_QPS_SQE;
-	if (kfd < 0 || ibv_modify_qp(qp, &at, IBV_QP_STATE)) {
+	if (kfd < 0 || ibv_modify_qp(r.qp, &at, IBV_QP_STATE)) {
 		printf("FAIL: robust.neg.safety.qpreuse.sqe_term [modify to SQE: %s]\n",
 		       strerror(errno));
 		fails++;
@@ -1236,20 +1253,6 @@ out:
 	if (p2p_set && qpreuse_p2p(p2p_old[0] ? p2p_old : "N", NULL, 0))
 		printf("neg: safety.qpreuse: could not restore %s to %s\n", QPREUSE_P2P, p2p_old);
 	reuse_rig_close(&r);
-	if (qp)
-		ibv_destroy_qp(qp);
-	if (mr)
-		ibv_dereg_mr(mr);
-	if (smr)
-		ibv_dereg_mr(smr);
-	if (scq)
-		ibv_destroy_cq(scq);
-	if (cq)
-		ibv_destroy_cq(cq);
-	if (pd)
-		ibv_dealloc_pd(pd);
-	free(buf);
-	free(sbuf);
 	return fails != 0;
 }
 
@@ -1299,47 +1302,42 @@ static int safe_qpreset(const char *addr)
 				       .cap = { QPRESET_POST, QPRESET_RECVS, 1, 1, 0 } };
 	struct reuse_rig r;
 	struct qpreset_recv rv;
-	struct ibv_pd *pd = NULL;
-	struct ibv_cq *cq = NULL, *rcq = NULL, *scq = NULL;
-	struct ibv_qp *qp = NULL;
-	struct ibv_mr *mr = NULL, *smr = NULL;
 	struct ibv_wc wc;
-	uint8_t *buf = NULL, *sbuf = NULL;
 	int fails = 0, i, j, posted = 0, cqes = 0, leftover = 0, other = 0;
 	int cq_err = 0, fatal = 0, async_other = 0;
 	char why[200] = "";
 
 	if (reuse_rig_open(&r, addr, QPRESET_PORT, why, sizeof(why)))
 		goto fail;
-	buf = malloc(QPRESET_MSG);
-	sbuf = calloc(QPRESET_RECVS, QPRESET_MSG);
-	pd = ibv_alloc_pd(r.id->verbs);
+	r.buf = malloc(QPRESET_MSG);
+	r.sbuf = calloc(QPRESET_RECVS, QPRESET_MSG);
+	r.pd = ibv_alloc_pd(r.id->verbs);
 	/* the send CQ: far fewer entries than Sends, so the flush overflows it */
-	cq = pd ? ibv_create_cq(r.id->verbs, 4, NULL, NULL, 0) : NULL;
-	rcq = cq ? ibv_create_cq(r.id->verbs, 16, NULL, NULL, 0) : NULL;
-	scq = rcq ? ibv_create_cq(r.id->verbs, 64, NULL, NULL, 0) : NULL;
-	qa.send_cq = cq;
-	qa.recv_cq = rcq;
+	r.cq = r.pd ? ibv_create_cq(r.id->verbs, 4, NULL, NULL, 0) : NULL;
+	r.rcq = r.cq ? ibv_create_cq(r.id->verbs, 16, NULL, NULL, 0) : NULL;
+	r.scq = r.rcq ? ibv_create_cq(r.id->verbs, 64, NULL, NULL, 0) : NULL;
+	qa.send_cq = r.cq;
+	qa.recv_cq = r.rcq;
 	/* a QP of our own, not rdma_create_qp's: it outlives the id */
-	qp = scq ? ibv_create_qp(pd, &qa) : NULL;
-	mr = qp && buf ? ibv_reg_mr(pd, buf, QPRESET_MSG, IBV_ACCESS_LOCAL_WRITE) : NULL;
-	smr = mr && sbuf ? ibv_reg_mr(pd, sbuf, QPRESET_RECVS * QPRESET_MSG,
+	r.qp = r.scq ? ibv_create_qp(r.pd, &qa) : NULL;
+	r.mr = r.qp && r.buf ? ibv_reg_mr(r.pd, r.buf, QPRESET_MSG, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	r.smr = r.mr && r.sbuf ? ibv_reg_mr(r.pd, r.sbuf, QPRESET_RECVS * QPRESET_MSG,
 				      IBV_ACCESS_LOCAL_WRITE) : NULL;
-	if (!smr) {
+	if (!r.smr) {
 		snprintf(why, sizeof(why), "verbs setup: %s", strerror(errno));
 		goto fail;
 	}
-	if (cq->cqe >= QPRESET_POST / 2) {
+	if (r.cq->cqe >= QPRESET_POST / 2) {
 		snprintf(why, sizeof(why), "a send CQ of %d entries: the flush would not overflow it",
-			 cq->cqe);
+			 r.cq->cqe);
 		goto fail;
 	}
-	cp.qp_num = qp->qp_num;
+	cp.qp_num = r.qp->qp_num;
 	if (reuse_first(&r, &cp, why, sizeof(why)))
 		goto fail;
-	memset(buf, QPRESET_OLD, QPRESET_MSG);
+	memset(r.buf, QPRESET_OLD, QPRESET_MSG);
 	for (; posted < QPRESET_POST; posted++)
-		if (post1(qp, posted, IBV_WR_SEND, buf, QPRESET_MSG, mr->lkey, 0, 0, 0)) {
+		if (post1(r.qp, posted, IBV_WR_SEND, r.buf, QPRESET_MSG, r.mr->lkey, 0, 0, 0)) {
 			snprintf(why, sizeof(why), "Send %d of the first connection: %s", posted,
 				 strerror(errno));
 			goto fail;
@@ -1350,35 +1348,35 @@ static int safe_qpreset(const char *addr)
 		snprintf(why, sizeof(why), "cannot wake the silent listener");
 		goto fail;
 	}
-	lab_async_events(pd->context, lab_scaled_ms(3000), &cq_err, &fatal, &async_other);
+	lab_async_events(r.pd->context, lab_scaled_ms(3000), &cq_err, &fatal, &async_other);
 	if (!cq_err) {
 		printf("FAIL: robust.neg.safety.qpreset.overflow [no CQ overflow: %d Sends flushed into a CQ of %d without one; the case shows nothing]\n",
-		       QPRESET_POST, cq->cqe);
+		       QPRESET_POST, r.cq->cqe);
 		fails++;
 	} else {
 		printf("PASS: robust.neg.safety.qpreset.overflow (CQ of %d, %d Sends posted)\n",
-		       cq->cqe, QPRESET_POST);
+		       r.cq->cqe, QPRESET_POST);
 	}
-	while (ibv_poll_cq(cq, 1, &wc) == 1)
+	while (ibv_poll_cq(r.cq, 1, &wc) == 1)
 		cqes++;
 	printf("neg: safety.qpreset: %d completions fitted into the send CQ\n", cqes);
 	reuse_first_gone(&r);
-	if (reuse_reset_init(qp, 0, why, sizeof(why)))
+	if (reuse_reset_init(r.qp, 0, why, sizeof(why)))
 		goto fail;
-	while (ibv_poll_cq(cq, 1, &wc) == 1)
+	while (ibv_poll_cq(r.cq, 1, &wc) == 1)
 		;	/* a reset QP's CQEs are the consumer's to discard */
 	/* second connection: to a QP of ours with every receive posted */
-	qa.send_cq = qa.recv_cq = scq;
-	rv.buf = sbuf;
-	rv.lkey = smr->lkey;
-	if (reuse_second(&r, pd, &qa, &cp, qpreset_recvs, &rv, why, sizeof(why)))
+	qa.send_cq = qa.recv_cq = r.scq;
+	rv.buf = r.sbuf;
+	rv.lkey = r.smr->lkey;
+	if (reuse_second(&r, r.pd, &qa, &cp, qpreset_recvs, &rv, why, sizeof(why)))
 		goto fail;
 	/* the first connection's Sends would go out now, before any of ours */
 	{
 		long long end = now_ms() + lab_scaled_ms(2000);
 
 		while (now_ms() < end) {
-			if (ibv_poll_cq(scq, 1, &wc) != 1) {
+			if (ibv_poll_cq(r.scq, 1, &wc) != 1) {
 				usleep(1000);
 				continue;
 			}
@@ -1398,12 +1396,12 @@ static int safe_qpreset(const char *addr)
 	/* the second connection's own Send, into the first free receive */
 	i = leftover < QPRESET_RECVS ? leftover : QPRESET_RECVS - 1;
 	for (j = 0; j < PG; j++)
-		buf[j] = (uint8_t)(j * 11 + 3);
-	if (leftover >= QPRESET_RECVS || post1(qp, QPRESET_POST, IBV_WR_SEND, buf, PG, mr->lkey,
+		r.buf[j] = (uint8_t)(j * 11 + 3);
+	if (leftover >= QPRESET_RECVS || post1(r.qp, QPRESET_POST, IBV_WR_SEND, r.buf, PG, r.mr->lkey,
 					       0, 0, IBV_SEND_SIGNALED) ||
-	    wait_wc(cq, lab_scaled_ms(3000), &wc) || wc.status != IBV_WC_SUCCESS ||
-	    wait_wc(scq, lab_scaled_ms(3000), &wc) || wc.status != IBV_WC_SUCCESS ||
-	    wc.byte_len != PG || memcmp(sbuf + (size_t)i * QPRESET_MSG, buf, PG)) {
+	    wait_wc(r.cq, lab_scaled_ms(3000), &wc) || wc.status != IBV_WC_SUCCESS ||
+	    wait_wc(r.scq, lab_scaled_ms(3000), &wc) || wc.status != IBV_WC_SUCCESS ||
+	    wc.byte_len != PG || memcmp(r.sbuf + (size_t)i * QPRESET_MSG, r.buf, PG)) {
 		printf("FAIL: robust.neg.safety.qpreset.data [the second connection's Send did not arrive intact]\n");
 		fails++;
 	} else {
@@ -1416,22 +1414,6 @@ fail:
 	fails++;
 out:
 	reuse_rig_close(&r);
-	if (qp)
-		ibv_destroy_qp(qp);
-	if (mr)
-		ibv_dereg_mr(mr);
-	if (smr)
-		ibv_dereg_mr(smr);
-	if (scq)
-		ibv_destroy_cq(scq);
-	if (rcq)
-		ibv_destroy_cq(rcq);
-	if (cq)
-		ibv_destroy_cq(cq);
-	if (pd)
-		ibv_dealloc_pd(pd);
-	free(buf);
-	free(sbuf);
 	return fails != 0;
 }
 
