@@ -204,6 +204,34 @@ static inline struct rdma_cm_id *lab_connect_request(struct rdma_event_channel *
 	return id;
 }
 
+/*
+ * Wait for n RDMA_CM_EVENT_ESTABLISHED on ch (2 for both ends of a pair on
+ * one channel): 0, or -1 with why ("event X" for any other event, "not
+ * established" when none came within ms).
+ */
+static inline int lab_wait_established(struct rdma_event_channel *ch, int n, int ms, char *why,
+				       size_t wl)
+{
+	struct rdma_cm_event *ev;
+	int est = 0;
+
+	while (est < n && (ev = get_event(ch, ms))) {
+		bool ok = ev->event == RDMA_CM_EVENT_ESTABLISHED;
+
+		if (!ok)
+			snprintf(why, wl, "event %s", rdma_event_str(ev->event));
+		rdma_ack_cm_event(ev);
+		if (!ok)
+			return -1;
+		est++;
+	}
+	if (est < n) {
+		snprintf(why, wl, "not established");
+		return -1;
+	}
+	return 0;
+}
+
 /* Async events of ctx within ms: counts of CQ errors, fatal QP errors, others. */
 static inline void lab_async_events(struct ibv_context *ctx, int ms, int *cq_err,
 				    int *qp_fatal, int *other)

@@ -344,9 +344,8 @@ static int conn_open(struct conn *p, int cqe, void (*pre)(struct conn *), char *
 	struct rdma_addrinfo *la = lab_getai(addr, port, true), *ca = lab_getai(addr, port, false);
 	struct rdma_conn_param cp = { .responder_resources = 4, .initiator_depth = 4 };
 	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC };
-	struct rdma_cm_event *ev;
 	struct snap sn;
-	int est = 0, rc = -1;
+	int rc = -1;
 
 	memset(p, 0, sizeof(*p));
 	why[0] = 0;
@@ -416,20 +415,8 @@ static int conn_open(struct conn *p, int cqe, void (*pre)(struct conn *), char *
 		snprintf(why, wl, "accept: %s", strerror(errno));
 		goto out;
 	}
-	while (est < 2 && (ev = get_event(p->ch, EVENT_MS))) {
-		bool ok = ev->event == RDMA_CM_EVENT_ESTABLISHED;
-
-		if (!ok)
-			snprintf(why, wl, "event %s", rdma_event_str(ev->event));
-		rdma_ack_cm_event(ev);
-		if (!ok)
-			break;
-		est++;
-	}
-	if (est == 2)
+	if (!lab_wait_established(p->ch, 2, EVENT_MS, why, wl))
 		rc = 0;
-	else if (!why[0])
-		snprintf(why, wl, "not established");
 	goto out;
 out_why:
 	if (!why[0])

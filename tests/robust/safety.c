@@ -232,8 +232,7 @@ static int lpair_open(struct lpair *p, const char *addr, int port,
 	struct rdma_addrinfo *la = lab_getai(addr, port, true), *ca = lab_getai(addr, port, false);
 	struct rdma_conn_param cp = { .responder_resources = 4, .initiator_depth = 4 };
 	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .cap = { 16, 16, 1, 1, 0 } };
-	struct rdma_cm_event *ev;
-	int est = 0, rc = 1;
+	int rc = 1;
 
 	memset(p, 0, sizeof(*p));
 	p->ch = rdma_create_event_channel();
@@ -265,21 +264,8 @@ static int lpair_open(struct lpair *p, const char *addr, int port,
 		snprintf(why, wl, "server side: %s", strerror(errno));
 		goto out;
 	}
-	while (est < 2 && (ev = get_event(p->ch, EVENT_MS))) {
-		bool ok = ev->event == RDMA_CM_EVENT_ESTABLISHED;
-
-		if (!ok)
-			snprintf(why, wl, "event %s", rdma_event_str(ev->event));
-		rdma_ack_cm_event(ev);
-		if (!ok)
-			break;
-		est++;
-	}
-	if (est < 2) {
-		if (!why[0])
-			snprintf(why, wl, "not established");
+	if (lab_wait_established(p->ch, 2, EVENT_MS, why, wl))
 		goto out;
-	}
 	rc = 0;
 out:
 	if (la)
@@ -992,9 +978,6 @@ static int reuse_second(struct reuse_rig *r, struct ibv_pd *pd, struct ibv_qp_in
 			struct rdma_conn_param *cp, int (*post_recvs)(struct ibv_qp *, void *),
 			void *arg, char *why, size_t wl)
 {
-	struct rdma_cm_event *ev;
-	int est = 0;
-
 	if (lab_listen(r->ch, r->la->ai_src_addr, 4, &r->lid)) {
 		snprintf(why, wl, "listen: %s", strerror(errno));
 		return -1;
@@ -1013,21 +996,7 @@ static int reuse_second(struct reuse_rig *r, struct ibv_pd *pd, struct ibv_qp_in
 		snprintf(why, wl, "server side: %s", strerror(errno));
 		return -1;
 	}
-	while (est < 2 && (ev = get_event(r->ch, EVENT_MS))) {
-		bool e = ev->event == RDMA_CM_EVENT_ESTABLISHED;
-
-		if (!e)
-			snprintf(why, wl, "second connection: %s", rdma_event_str(ev->event));
-		rdma_ack_cm_event(ev);
-		if (!e)
-			return -1;
-		est++;
-	}
-	if (est < 2) {
-		snprintf(why, wl, "second connection not established");
-		return -1;
-	}
-	return 0;
+	return lab_wait_established(r->ch, 2, EVENT_MS, why, wl);
 }
 
 /* The child (gone already unless the case failed early), the ids, the verbs objects. */
