@@ -7,15 +7,12 @@
 # make `lab run` fail and say why.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-export BUILD=${BUILD:-$top/build}
-lab=$top/tests/lab/lab
+# shellcheck source=tests/swiwarp/suite-lib.sh
+source "$top/tests/swiwarp/suite-lib.sh" # BUILD, lab, fails, pass, fail
 fix=$top/tests/lab/fixtures
 out=$BUILD/lab/suite-selftest
 rm -rf "$out"
 mkdir -p "$out"
-fails=0
-pass() { echo "PASS: $1"; }
-fail() { echo "FAIL: $1${2:+ [$2]}"; fails=$((fails + 1)); }
 # expect NAME GREP-REGEX FILE: PASS if FILE has a line matching.
 expect() {
 	if grep -qE "$2" "$3"; then pass "$1"; else fail "$1" "no line matching '$2' in $3"; fi

@@ -1,5 +1,6 @@
 # shellcheck shell=bash
 # Shared by tests/suites/50-lab-siw.sh (run_lab*, pass, fail only),
+# 50-lab-selftest.sh (pass, fail only),
 # 60-swiwarp-basic.sh, 62-swiwarp-matrix.sh,
 # 63-swiwarp-data.sh and 65-swiwarp-markers.sh (host side).  Source it after setting top (the source
 # tree).  It sets BUILD (unless set), lab and fails (the FAIL count the suite
