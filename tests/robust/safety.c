@@ -293,89 +293,85 @@ static bool all_bytes(const uint8_t *b, size_t n, uint8_t v)
 	return true;
 }
 
-static int safe_mraccess(const char *addr)
+/*
+ * One mraccess sub-case on a fresh loopback pair: read_sink false, the
+ * client Sends 64 bytes into the server's receive buffer ro_buf; true, the
+ * client Reads a page into ro_buf.  ro_mr (ro_buf's MR) has no local write
+ * either way, so the completion must be a local protection error and ro_buf
+ * must keep its canary.  The pause before the Read's check is for a late
+ * write that would come after its completion.
+ */
+static int mr_ro_case(const char *addr, bool read_sink, uint8_t *src)
 {
+	const char *name = read_sink ? "mr_ro_read" : "mr_ro_recv";
+	const char *what = read_sink ? "Read into a read-only MR" : "receive in a read-only MR";
+	struct ibv_mr *smr = NULL;
 	struct lpair p;
 	struct ibv_wc wc;
-	uint8_t *src = mmap(NULL, 2 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct ibv_mr *smr = NULL;
 	char why[200] = "";
-	int fails = 0, st;
+	int fails = 0, st, err;
+	bool kept;
+
+	memset(ro_buf, CANARY, PG);
+	ro_mr = NULL;
+	if (lpair_open(&p, addr, SAFE_PORT, read_sink ? NULL : ro_post_recv, NULL, why,
+		       sizeof(why))) {
+		printf("FAIL: robust.neg.safety.%s [setup: %s]\n", name, why);
+		fails++;
+		goto out;
+	}
+	smr = ibv_reg_mr(p.pd, src, 2 * PG, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	if (read_sink)
+		ro_mr = ibv_reg_mr(p.pd, ro_buf, PG, 0);
+	if (!smr || !ro_mr)
+		err = errno ? errno : ENOMEM;
+	else if (read_sink)
+		err = post1(p.c->qp, 3, IBV_WR_RDMA_READ, ro_buf, PG, ro_mr->lkey, (uintptr_t)src,
+			    smr->rkey, IBV_SEND_SIGNALED);
+	else
+		err = post1(p.c->qp, 2, IBV_WR_SEND, src, 64, smr->lkey, 0, 0, IBV_SEND_SIGNALED);
+	if (err) {
+		printf("FAIL: robust.neg.safety.%s [setup/post: %s]\n", name, strerror(err));
+		fails++;
+	} else {
+		/* the receive completes on the server's CQ, the Read on the client's */
+		st = wait_wc(read_sink ? p.ccq : p.scq, 20000, &wc);
+		if (read_sink)
+			usleep(200000);
+		kept = all_bytes(ro_buf, PG, CANARY);
+		printf("neg: safety.%s: %s: %s, buffer %s\n", name, what,
+		       st >= 0 ? ibv_wc_status_str(st) : "no completion",
+		       kept ? "untouched" : "WRITTEN");
+		if (st != IBV_WC_LOC_PROT_ERR || !kept) {
+			printf("FAIL: robust.neg.safety.%s [%s: %s, buffer %s; want local protection error, untouched]\n",
+			       name, what, st >= 0 ? ibv_wc_status_str(st) : "no completion",
+			       kept ? "untouched" : "written");
+			fails++;
+		} else {
+			printf("PASS: robust.neg.safety.%s\n", name);
+		}
+	}
+out:
+	if (smr)
+		ibv_dereg_mr(smr);
+	if (ro_mr)
+		ibv_dereg_mr(ro_mr);
+	ro_mr = NULL;
+	lpair_close(&p);
+	return fails;
+}
+
+static int safe_mraccess(const char *addr)
+{
+	uint8_t *src = mmap(NULL, 2 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int fails;
 
 	ro_buf = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (src == MAP_FAILED || ro_buf == MAP_FAILED)
 		return 1;
 	memset(src, EVIL, 2 * PG);
-
-	/* 1: a Send into a receive buffer without local write access */
-	memset(ro_buf, CANARY, PG);
-	if (lpair_open(&p, addr, SAFE_PORT, ro_post_recv, NULL, why, sizeof(why))) {
-		printf("FAIL: robust.neg.safety.mr_ro_recv [setup: %s]\n", why);
-		fails++;
-	} else {
-		smr = ibv_reg_mr(p.pd, src, 2 * PG, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
-		if (!smr || post1(p.c->qp, 2, IBV_WR_SEND, src, 64, smr->lkey, 0, 0,
-				  IBV_SEND_SIGNALED)) {
-			printf("FAIL: robust.neg.safety.mr_ro_recv [post_send: %s]\n", strerror(errno));
-			fails++;
-		} else {
-			st = wait_wc(p.scq, 20000, &wc);
-			printf("neg: safety.mr_ro_recv: receive in a read-only MR: %s, buffer %s\n",
-			       st >= 0 ? ibv_wc_status_str(st) : "no completion",
-			       all_bytes(ro_buf, PG, CANARY) ? "untouched" : "WRITTEN");
-			if (st != IBV_WC_LOC_PROT_ERR || !all_bytes(ro_buf, PG, CANARY)) {
-				printf("FAIL: robust.neg.safety.mr_ro_recv [receive into an MR without local write: %s, buffer %s; want local protection error, untouched]\n",
-				       st >= 0 ? ibv_wc_status_str(st) : "no completion",
-				       all_bytes(ro_buf, PG, CANARY) ? "untouched" : "written");
-				fails++;
-			} else {
-				printf("PASS: robust.neg.safety.mr_ro_recv\n");
-			}
-		}
-		if (smr)
-			ibv_dereg_mr(smr);
-		smr = NULL;
-		if (ro_mr)
-			ibv_dereg_mr(ro_mr);
-		ro_mr = NULL;
-		lpair_close(&p);
-	}
-
-	/* 2: an RDMA Read whose sink lacks local write access */
-	memset(ro_buf, CANARY, PG);
-	if (lpair_open(&p, addr, SAFE_PORT, NULL, NULL, why, sizeof(why))) {
-		printf("FAIL: robust.neg.safety.mr_ro_read [setup: %s]\n", why);
-		fails++;
-	} else {
-		smr = ibv_reg_mr(p.pd, src, 2 * PG, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
-		ro_mr = ibv_reg_mr(p.pd, ro_buf, PG, 0);
-		if (!smr || !ro_mr ||
-		    post1(p.c->qp, 3, IBV_WR_RDMA_READ, ro_buf, PG, ro_mr->lkey, (uintptr_t)src,
-			  smr->rkey, IBV_SEND_SIGNALED)) {
-			printf("FAIL: robust.neg.safety.mr_ro_read [setup/post: %s]\n", strerror(errno));
-			fails++;
-		} else {
-			st = wait_wc(p.ccq, 20000, &wc);
-			usleep(200000);
-			printf("neg: safety.mr_ro_read: Read into a read-only MR: %s, buffer %s\n",
-			       st >= 0 ? ibv_wc_status_str(st) : "no completion",
-			       all_bytes(ro_buf, PG, CANARY) ? "untouched" : "WRITTEN");
-			if (st != IBV_WC_LOC_PROT_ERR || !all_bytes(ro_buf, PG, CANARY)) {
-				printf("FAIL: robust.neg.safety.mr_ro_read [Read sink without local write: %s, buffer %s; want local protection error, untouched]\n",
-				       st >= 0 ? ibv_wc_status_str(st) : "no completion",
-				       all_bytes(ro_buf, PG, CANARY) ? "untouched" : "written");
-				fails++;
-			} else {
-				printf("PASS: robust.neg.safety.mr_ro_read\n");
-			}
-		}
-		if (smr)
-			ibv_dereg_mr(smr);
-		if (ro_mr)
-			ibv_dereg_mr(ro_mr);
-		ro_mr = NULL;
-		lpair_close(&p);
-	}
+	fails = mr_ro_case(addr, false, src);
+	fails += mr_ro_case(addr, true, src);
 	munmap(src, 2 * PG);
 	munmap(ro_buf, PG);
 	return fails != 0;
