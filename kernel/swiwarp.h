@@ -547,6 +547,14 @@ struct swiwarp_qp {
 	bool rx_suspended;
 	bool term_sent;
 	bool term_rcvd;
+	/*
+	 * The Terminate sent and the one received on the current connection,
+	 * as rdma res show qp -dd shows them: SWIWARP_TERM_SEEN | layer and
+	 * type << 8 | code, 0 for none.  One word each, so that a reader
+	 * without the writer's lock never sees half a Terminate.
+	 */
+	u32 term_tx_seen;
+	u32 term_rx_seen;
 	bool tx_hold;			/* responder: no FPDU before the peer's */
 	/* zero-copy WQEs whose pages TCP still holds, under swiwarp_zc_lock */
 	atomic_t zc_inflight;
@@ -636,7 +644,10 @@ static inline void swiwarp_stat_inc(struct swiwarp_dev *sdev,
 	this_cpu_inc(sdev->stats->v[s]);
 }
 
-void swiwarp_stat_term(struct swiwarp_dev *sdev, bool sent, u8 layer);
+#define SWIWARP_TERM_SEEN BIT(16)
+void swiwarp_stat_term(struct swiwarp_qp *qp, bool sent, u8 layer_etype,
+		       u8 ecode);
+int swiwarp_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 int swiwarp_stats_alloc(struct swiwarp_dev *sdev);
 void swiwarp_stats_free(struct swiwarp_dev *sdev);
 struct rdma_hw_stats *swiwarp_alloc_hw_port_stats(struct ib_device *ibdev,

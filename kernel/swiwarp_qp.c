@@ -606,6 +606,8 @@ int swiwarp_qp_enter_rts(struct swiwarp_qp *qp,
 	spin_unlock_bh(&qp->rx_lock);
 	qp->term_sent = false;
 	qp->term_rcvd = false;
+	WRITE_ONCE(qp->term_tx_seen, 0);
+	WRITE_ONCE(qp->term_rx_seen, 0);
 	if (c->rtr)
 		swiwarp_tx_rtr(qp, c->rtr);
 	swiwarp_qp_set_state(qp, SWIWARP_QP_RTS);

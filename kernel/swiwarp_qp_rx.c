@@ -686,7 +686,8 @@ static int swiwarp_rx_terminate(struct swiwarp_qp *qp,
 			    qp->id, msg->term.layer, msg->term.etype,
 			    msg->term.ecode);
 	swiwarp_rx_term_blame(qp, &msg->term);
-	swiwarp_stat_term(qp->sdev, false, msg->term.layer);
+	swiwarp_stat_term(qp, false, msg->term.layer << 4 | msg->term.etype,
+			  msg->term.ecode);
 	qp->term_rcvd = true;
 	qp->rx.state = SWIWARP_RX_ERROR;
 	/* Answer nothing; tear the connection down. */

@@ -1410,8 +1410,9 @@ static void swiwarp_tx_run(struct swiwarp_qp *qp, unsigned int budget)
 			if (fpdu == SWIWARP_TX_FPDU_LAST)
 				swiwarp_tx_wqe_done(qp);
 			if (fpdu == SWIWARP_TX_FPDU_TERM) {
-				swiwarp_stat_term(qp->sdev, true,
-						  qp->tx.term_layer_etype >> 4);
+				swiwarp_stat_term(qp, true,
+						  qp->tx.term_layer_etype,
+						  qp->tx.term_ecode);
 				swiwarp_qp_terminate_sent(qp);
 				return;
 			}

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * swiwarp: device counters, shown by the RDMA core as the hw counters of
- * port 1 (rdma statistic show link swiwarpN/1, and sysfs
- * ports/1/hw_counters/).  The counters themselves are per-CPU (see struct
- * swiwarp_stats in swiwarp.h); this file names them and sums them when
- * the core asks.
+ * swiwarp: what the device reports.  Device counters, shown by the RDMA
+ * core as the hw counters of port 1 (rdma statistic show link swiwarpN/1,
+ * and sysfs ports/1/hw_counters/): per-CPU (see struct swiwarp_stats in
+ * swiwarp.h), named and summed here when the core asks.  Per QP, the
+ * Terminates of its connection (rdma res show qp -dd).
  */
 
 #include <linux/percpu.h>
+#include <net/netlink.h>
+#include <rdma/restrack.h>
 
 #include "swiwarp.h"
 #include "iwarp/rdmap.h"
@@ -36,16 +38,25 @@ static const struct rdma_stat_desc swiwarp_stat_descs[] = {
 static_assert(ARRAY_SIZE(swiwarp_stat_descs) == SWIWARP_STAT_COUNT);
 
 /*
- * A Terminate sent (sent) or received, by the layer it names: RDMAP, DDP
- * or the LLP (MPA).  A received one naming a reserved layer is counted
- * nowhere: the layer field is the peer's word, not ours.
+ * A Terminate sent (sent) or received on qp: counted by the layer it
+ * names (RDMAP, DDP or the LLP, MPA), and noted in the QP for
+ * swiwarp_fill_res_qp_entry().  A received one naming a reserved layer is
+ * counted nowhere (the layer field is the peer's word, not ours) but
+ * noted as it came.
  */
-void swiwarp_stat_term(struct swiwarp_dev *sdev, bool sent, u8 layer)
+void swiwarp_stat_term(struct swiwarp_qp *qp, bool sent, u8 layer_etype,
+		       u8 ecode)
 {
+	struct swiwarp_dev *sdev = qp->sdev;
 	enum swiwarp_stat base = sent ? SWIWARP_STAT_TX_TERM_RDMAP :
 		SWIWARP_STAT_RX_TERM_RDMAP;
+	u32 seen = SWIWARP_TERM_SEEN | layer_etype << 8 | ecode;
 
-	switch (layer) {
+	if (sent)
+		WRITE_ONCE(qp->term_tx_seen, seen);
+	else
+		WRITE_ONCE(qp->term_rx_seen, seen);
+	switch (layer_etype >> 4) {
 	case IWARP_TERM_LAYER_RDMAP:
 		swiwarp_stat_inc(sdev, base);
 		break;
@@ -103,4 +114,46 @@ int swiwarp_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 			stats->value[i] += READ_ONCE(s->v[i]);
 	}
 	return SWIWARP_STAT_COUNT;
+}
+
+/* One Terminate as three driver attributes: PREFIX_layer, _type, _code. */
+static int swiwarp_put_term(struct sk_buff *msg, const char *prefix, u32 seen)
+{
+	static const char *const part[] = { "layer", "type", "code" };
+	const u32 val[] = { (seen >> 12) & 0xf, (seen >> 8) & 0xf, seen & 0xff };
+	char name[24];
+	int i;
+
+	if (!(seen & SWIWARP_TERM_SEEN))
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(part); i++) {
+		snprintf(name, sizeof(name), "%s_%s", prefix, part[i]);
+		if (rdma_nl_put_driver_u32(msg, name, val[i]))
+			return -EMSGSIZE;
+	}
+	return 0;
+}
+
+/*
+ * The driver details of rdma res show qp -dd: the Terminate this QP sent
+ * and the one it received on its current connection (term_sent_layer,
+ * _type, _code and term_rcvd_*; RFC 5040 section 7.1), if any.  They say
+ * why a connection died without the kernel log, per QP, for user and
+ * kernel consumers alike.
+ */
+int swiwarp_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct swiwarp_qp *qp = to_sqp(ibqp);
+	struct nlattr *table;
+
+	table = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!table)
+		return -EMSGSIZE;
+	if (swiwarp_put_term(msg, "term_sent", READ_ONCE(qp->term_tx_seen)) ||
+	    swiwarp_put_term(msg, "term_rcvd", READ_ONCE(qp->term_rx_seen))) {
+		nla_nest_cancel(msg, table);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, table);
+	return 0;
 }

@@ -7,7 +7,7 @@
  * counters of one direction; term_ctr_check() then wants the counter of
  * the expected layer up by exactly one and the other two unchanged.  The
  * counters say the layer, not the type and code: those still come from
- * the kernel log (kmsg.h).
+ * the QP itself (qpterm.h).
  */
 #ifndef ROBUST_HWCTR_H
 #define ROBUST_HWCTR_H

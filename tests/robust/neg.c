@@ -17,11 +17,11 @@
  * that its device's counter of Terminates sent for the expected layer
  * (tx_term_rdmap/ddp/mpa) rose by one and the others did not, and the
  * client the same of its Terminates received (rx_term_*): hwctr.h.  The
- * counters do not say type and code, so those still come from the kernel
- * log (swiwarp logs "RX error layer L type T code C" for every Terminate
- * it sends, "Terminate from peer: ..." for every one it receives), checked
- * against RFC 5040 §7 / RFC 5041 §7.  NEG_NOTERM=1 skips both (for
- * upstream siw, which has neither).
+ * counters do not say type and code: those come from the QP itself, which
+ * reports the Terminate it sent and the one it received as driver details
+ * of rdma res show qp -dd (qpterm.h), checked against RFC 5040 §7 /
+ * RFC 5041 §7.  NEG_NOTERM=1 skips both (for upstream siw, which has
+ * neither).
  *
  * "big" adds a 1 GiB MR on both sides to the MR-size case (the guests need
  * about 2 GiB of memory).
@@ -42,7 +42,7 @@
 
 #include "neg-common.h"
 #include "hwctr.h"
-#include "kmsg.h"
+#include "qpterm.h"
 
 #define TGT (1024 * 1024)	/* target buffer */
 #define GOOD 0x22
@@ -118,20 +118,21 @@ static const struct scase *find_case(const char *name)
 	return NULL;
 }
 
-static int term_check(int kfd, const struct term_ctr *tc, int sent, const struct scase *sc,
-		      char *why, size_t wl)
+static int term_check(struct ibv_qp *qp, const struct term_ctr *tc, int sent,
+		      const struct scase *sc, char *why, size_t wl)
 {
 	int l, t, c, r;
 
 	if (noterm || sc->term_l < 0)
 		return 0;
-	r = kmsg_find_term(kfd, sent, 3000, &l, &t, &c);
+	r = qp_term_find(qp, sent, 3000, &l, &t, &c);
 	if (r < 0) {
-		snprintf(why, wl, "cannot read /dev/kmsg");
+		snprintf(why, wl, "cannot run rdma res show qp");
 		return 1;
 	}
 	if (!r) {
-		snprintf(why, wl, "no Terminate %s in the kernel log", sent ? "sent" : "received");
+		snprintf(why, wl, "QP %u reports no Terminate %s (rdma res show qp -dd)",
+			 qp->qp_num, sent ? "sent" : "received");
 		return 1;
 	}
 	if (l != sc->term_l || t != sc->term_t || (c != sc->term_c && c != sc->term_c2)) {
@@ -150,7 +151,6 @@ struct sconn {
 	const struct scase *sc;
 	struct rdma_cm_id *id;
 	struct ibv_mr *mr_tgt, *mr_rx, *mr_victim, *mr_victim2;
-	int kfd;
 	struct term_ctr tc;
 	int rx_posted, rx_done, rx_flushed, rx_other, rx_err_status;
 	bool dereg_done;
@@ -268,7 +268,7 @@ static void server_finish(struct sconn *s, struct ibv_cq *cq)
 		}
 	}
 	if (!bad)
-		bad = term_check(s->kfd, &s->tc, 1, sc, why, sizeof(why));
+		bad = term_check(s->id->qp, &s->tc, 1, sc, why, sizeof(why));
 	if (bad)
 		printf("FAIL: robust.neg.%s.server [%s]\n", sc->name, why);
 	else
@@ -283,8 +283,6 @@ static void server_finish(struct sconn *s, struct ibv_cq *cq)
 		ibv_dereg_mr(s->mr_victim);
 	if (s->mr_victim2)
 		ibv_dereg_mr(s->mr_victim2);
-	if (s->kfd >= 0)
-		close(s->kfd);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -407,7 +405,6 @@ static int server(const char *addr, const char *port, int nconn)
 			}
 			s.sc = find_case(name);
 			s.id = id;
-			s.kfd = kmsg_open();
 			term_ctr_open(&s.tc, id->verbs, 1);
 			server_fill();
 			s.mr_tgt = ibv_reg_mr(pd, tgt_region + PG, TGT, rw);
@@ -480,7 +477,6 @@ struct cctx {
 	struct ibv_mr *mr;
 	uint8_t *buf;		/* 2 MiB, registered */
 	struct ninfo inf;
-	int kfd;
 	struct term_ctr tc;
 };
 
@@ -496,7 +492,6 @@ static int cconnect(struct cctx *x, struct rdma_addrinfo *ai, const char *name, 
 				      .private_data_len = (uint8_t)(strlen(name) + 1) };
 
 	memset(x, 0, sizeof(*x));
-	x->kfd = -1;
 	x->ch = rdma_create_event_channel();
 	if (!x->ch || rdma_create_id(x->ch, &x->id, NULL, RDMA_PS_TCP) ||
 	    rdma_resolve_addr(x->id, NULL, ai->ai_dst_addr, 5000) ||
@@ -528,7 +523,6 @@ static int cconnect(struct cctx *x, struct rdma_addrinfo *ai, const char *name, 
 		return 1;
 	}
 	x->qp = x->id->qp;
-	x->kfd = kmsg_open();
 	term_ctr_open(&x->tc, x->id->verbs, 0);
 	if (rdma_connect(x->id, &cp)) {
 		snprintf(why, wl, "connect: %s", strerror(errno));
@@ -575,8 +569,6 @@ static void cclose(struct cctx *x)
 		munmap(x->buf, CBUF);
 	if (x->ch)
 		rdma_destroy_event_channel(x->ch);
-	if (x->kfd >= 0)
-		close(x->kfd);
 }
 
 /* A Send into a receive queue that cannot take it: the target must send a
@@ -610,7 +602,7 @@ static int c_no_buffer(struct cctx *x, const struct scase *sc, char *why, size_t
 	printf("neg: %s: send %s, read behind it %s\n", sc->name,
 	       st1 >= 0 ? ibv_wc_status_str(st1) : "none",
 	       st2 >= 0 ? ibv_wc_status_str(st2) : st2 == -3 ? "refused by post" : "not run");
-	return term_check(x->kfd, &x->tc, 0, sc, why, wl);
+	return term_check(x->qp, &x->tc, 0, sc, why, wl);
 }
 
 /* QP error flush, local: every posted WR comes back, receives flushed. */
@@ -854,7 +846,7 @@ static int c_inval(struct cctx *x, bool write, char *why, size_t wl)
 	printf("neg: inval_%s: op %s, fence %s\n", write ? "write" : "read",
 	       st1 >= 0 ? ibv_wc_status_str(st1) : "none",
 	       st2 >= 0 ? ibv_wc_status_str(st2) : st2 == -3 ? "refused" : "not run");
-	return term_check(x->kfd, &x->tc, 0, find_case(write ? "inval_write" : "inval_read"), why,
+	return term_check(x->qp, &x->tc, 0, find_case(write ? "inval_write" : "inval_read"), why,
 			  wl);
 }
 

@@ -47,7 +47,7 @@
 
 #include "iwarp/rdmap.h"
 #include "neg-common.h"
-#include "kmsg.h"
+#include "qpterm.h"
 
 #define SAFE_PORT 7178
 #define SAFE_ROUNDS 40
@@ -1051,9 +1051,9 @@ static int safe_qpreuse(const char *addr)
 	struct ibv_qp_attr at = { 0 };
 	struct reuse_rig r;
 	struct qpreuse_recv rv;
-	int fails = 0, i, kfd = -1;
+	int fails = 0, i, fr;
 	int posted = 0, done = 0, ok = 0, flushed = 0, other = 0;
-	int old = 0, old_st = 0, nok = 0, nbad = 0, l, t, c;
+	int old = 0, old_st = 0, nok = 0, nbad = 0, l, t, c, rl, rt, rc;
 	uint64_t old_id = 0;
 	char why[200] = "", p2p_old[8] = "";
 	bool p2p_set = false;
@@ -1183,21 +1183,22 @@ static int safe_qpreuse(const char *addr)
 			printf("PASS: robust.neg.safety.qpreuse.data (Send, Write, Read of %d B)\n", PG);
 		}
 	}
-	/* the consumer's Terminate */
-	kfd = kmsg_open();
+	/* the consumer's Terminate: what our QP sent is what its peer received */
 	at.qp_state = IBV_QPS_SQE;
-	if (kfd < 0 || ibv_modify_qp(r.qp, &at, IBV_QP_STATE)) {
+	if (ibv_modify_qp(r.qp, &at, IBV_QP_STATE)) {
 		printf("FAIL: robust.neg.safety.qpreuse.sqe_term [modify to SQE: %s]\n",
 		       strerror(errno));
 		fails++;
-	} else if (kmsg_find_term(kfd, 0, 5000, &l, &t, &c) != 1) {
-		printf("FAIL: robust.neg.safety.qpreuse.sqe_term [the peer logged no Terminate]\n");
+	} else if ((fr = qp_term_find(r.s->qp, 0, 5000, &rl, &rt, &rc)) != 1 ||
+		   qp_term_find(r.qp, 1, 0, &l, &t, &c) != 1) {
+		printf("FAIL: robust.neg.safety.qpreuse.sqe_term [%s reports no Terminate %s (rdma res show qp -dd)]\n",
+		       fr != 1 ? "the peer's QP" : "our QP", fr != 1 ? "received" : "sent");
 		fails++;
 	} else if (l != IWARP_TERM_LAYER_RDMAP || t != IWARP_TERM_RDMAP_ETYPE_CATASTROPHIC ||
-		   c != IWARP_TERM_RDMAP_CATASTROPHIC) {
-		printf("FAIL: robust.neg.safety.qpreuse.sqe_term [Terminate layer %d type %d code 0x%02x, want RDMAP %d / local catastrophic %d / 0x%02x]\n",
-		       l, t, c, IWARP_TERM_LAYER_RDMAP, IWARP_TERM_RDMAP_ETYPE_CATASTROPHIC,
-		       IWARP_TERM_RDMAP_CATASTROPHIC);
+		   c != IWARP_TERM_RDMAP_CATASTROPHIC || rl != l || rt != t || rc != c) {
+		printf("FAIL: robust.neg.safety.qpreuse.sqe_term [Terminate sent layer %d type %d code 0x%02x, received %d/%d/0x%02x; want RDMAP %d / local catastrophic %d / 0x%02x]\n",
+		       l, t, c, rl, rt, rc, IWARP_TERM_LAYER_RDMAP,
+		       IWARP_TERM_RDMAP_ETYPE_CATASTROPHIC, IWARP_TERM_RDMAP_CATASTROPHIC);
 		fails++;
 	} else {
 		printf("PASS: robust.neg.safety.qpreuse.sqe_term (layer %d type %d code 0x%02x)\n", l,
@@ -1213,8 +1214,6 @@ fail:
 	printf("FAIL: robust.neg.safety.qpreuse [%s]\n", why);
 	fails++;
 out:
-	if (kfd >= 0)
-		close(kfd);
 	if (p2p_set && qpreuse_p2p(p2p_old[0] ? p2p_old : "N", NULL, 0))
 		printf("neg: safety.qpreuse: could not restore %s to %s\n", QPREUSE_P2P, p2p_old);
 	reuse_rig_close(&r);

@@ -27,8 +27,8 @@
  *      the region registered with REMOTE_ATOMIC in another PD than the
  *      QP's.  The responder answers the bad one with a Terminate (RDMAP
  *      remote protection error: base or bounds, access rights, base or
- *      bounds, STag not associated with the stream; the suite checks
- *      the codes in the server's kernel log), so the bad Atomic must
+ *      bounds, STag not associated with the stream; the client checks
+ *      the one its QP received, qpterm.h), so the bad Atomic must
  *      complete with exactly IBV_WC_REM_ACCESS_ERR and the good one
  *      behind it with IBV_WC_WR_FLUSH_ERR.  Server: the counters and
  *      every other octet of the region and of its guard pages are
@@ -87,6 +87,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "verify-cm.h"
+#include "../robust/qpterm.h"
 
 #define PAGE 4096u
 #define MAXQP 16
@@ -320,6 +321,13 @@ static const char *const neg_name[NNEG] = {
 	"target past the end of the region",
 	"region of another PD",
 };
+
+/*
+ * The Terminate each bad request draws: RDMAP (layer 0) remote protection
+ * error (type 1) with this code (RFC 5040 section 7.1): base or bounds,
+ * access rights, base or bounds, STag not associated with the stream.
+ */
+static const int neg_term_code[NNEG] = { 0x01, 0x02, 0x01, 0x03 };
 
 /* Post one WR of the ordering sequence (local page offset loff, len). */
 static void ord_post(struct conn *c, enum ibv_wr_opcode op, uint32_t loff,
@@ -588,7 +596,7 @@ static int client(const char *addr, const char *port)
 		uint64_t raddr;
 		uint32_t rkey;
 		struct ibv_wc wc;
-		int rc, k;
+		int rc, k, l, t, code;
 
 		client_conn(&n, addr, port_str(port, nqp + i));
 		raddr = n.si.addr + (i == 0 ? 4 : i == 2 ? n.si.len : 0);
@@ -618,6 +626,13 @@ static int client(const char *addr, const char *port)
 			       ibv_wc_status_str(wc.status),
 			       ibv_wc_status_str(want[k]));
 		}
+		/* what our QP received, as swiwarp reports it (qpterm.h) */
+		rc = qp_term_find(n.cm.id->qp, 0, 3000, &l, &t, &code);
+		result(rc == 1 && l == 0 && t == 1 && code == neg_term_code[i],
+		       "%s: Terminate received: %slayer %d type %d code 0x%02x (want 0/1/0x%02x)",
+		       neg_name[i], rc == 1 ? "" : "none reported by rdma res show qp -dd, ",
+		       rc == 1 ? l : -1, rc == 1 ? t : -1, rc == 1 ? code : 0,
+		       neg_term_code[i]);
 		conn_free(&n);
 	}
 	{

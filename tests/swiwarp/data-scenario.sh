@@ -299,32 +299,21 @@ atomic_pair() {
 }
 
 # averify_pair TAG SERVER_ID [-n|-X]: atomic-verify (built next to
-# VERIFY_BIN) with the server on SERVER_ID; without -n the server guest's log must
-# also show the Terminates for the four bad requests, op 0xA, RDMAP remote
-# protection: base or bounds 0x01 (misaligned, past the end), access rights
-# 0x02 (no REMOTE_ATOMIC), STag not associated with the stream 0x03 (the
-# region of another PD).
-aterm_count() { dmesg | grep -c "RX error layer 0 type 1 code $1 (op 10)"; }
+# VERIFY_BIN) with the server on SERVER_ID.  Without -n the client also
+# sends four bad requests and checks the Terminate its QP received for
+# each (op 0xA refused with RDMAP remote protection: base or bounds 0x01
+# for misaligned and past the end, access rights 0x02 without
+# REMOTE_ATOMIC, STag not associated with the stream 0x03 for another
+# PD's region), as swiwarp reports it per QP (rdma res show qp -dd).
 averify_pair() {
-	local tag=$1 sid=$2 neg=${3:-} bin log want c n
-	local -A before=() expect=([1]=2 [2]=1 [3]=1)
+	local tag=$1 sid=$2 neg=${3:-} bin log
 	bin=$(dirname "$verify")/atomic-verify
-	for c in 1 2 3; do before[$c]=$(aterm_count $c); done
 	next_port
 	run_pair "$tag" "$sid" 240 "$bin" -s "192.0.2.$sid" -p $port $neg -- \
 		"$bin" -c "192.0.2.$sid" -p $port $neg
 	port=$((port + 9))	# it used ports port .. port+8
 	if [ "$LAB_ID" = "$sid" ]; then log=$work/$tag-s.log; else log=$work/$tag-c.log; fi
-	want=ok
-	for c in 1 2 3; do
-		[ "$neg" != -n ] && [ "$LAB_ID" = "$sid" ] || break
-		n=$(($(aterm_count $c) - before[$c]))
-		[ "$n" -eq "${expect[$c]}" ] ||
-			want="the server logged $n Terminates RDMAP protection 0x0$c for the bad atomics, want ${expect[$c]}: $(dmesg | grep 'RX error' | tail -n 4 | tr '\n' ' ')"
-	done
-	if [ "$want" != ok ]; then
-		lab_fail "$mode/$tag-$me" "$want"
-	elif [ $((rc_s + rc_c)) -eq 0 ] && grep -q '^PASSED' "$log"; then
+	if [ $((rc_s + rc_c)) -eq 0 ] && grep -q '^PASSED' "$log"; then
 		lab_pass "$mode/$tag-$me"
 	else
 		lab_fail "$mode/$tag-$me" "exit $rc_s/$rc_c: $(cat "$log" "${log%.log}.err" | grep -E '^BAD|atomic-verify:' | head -n 3 | tr '\n' ' '); $(lab_klog)"
