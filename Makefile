@@ -63,7 +63,9 @@ demo: all
 # own logs; not part of `make check` (TCG with KASAN is several times
 # slower: hours for the set).
 DEBUG_SERIES ?= 6.1
-DEBUG_SUITES ?= ^(63|66|80|81|85)-
+# The suites issue 15 names (ULPs, robustness, faults, hostile peer, soak);
+# 63's bulk transfers do not fit a debug guest (Documentation/lab.md).
+DEBUG_SUITES ?= ^(66|80|81|85)-
 check-debug: all
 	@tools/debug-kernel.sh build $(DEBUG_SERIES)
 	SWIWARP_WITH_DEBUG_KERNELS=1 $(MAKE) -C kernel
