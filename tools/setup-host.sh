@@ -54,26 +54,29 @@ installed() { dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null | grep -q '^instal
 
 # The 6.12 meta packages exist in bookworm's archive today.  Should the
 # archive drop them, take the newest ABI by name instead (the unsigned image
-# is enough for the lab: QEMU boots it directly).
-newest_by_pattern() { # REGEX: the newest package whose name matches
-	apt-cache pkgnames 2>/dev/null | grep -E "^$1\$" | sort -V | tail -n 1
+# is enough for the lab: QEMU boots it directly); an installed 6.12 image
+# or headers package of any ABI counts as the meta package.
+alt_pattern() { # META: the regex of the packages that stand in for it
+	case $1 in
+	linux-image-6.12-amd64) echo 'linux-image-6\.12\.[0-9]+\+deb12-amd64(-unsigned)?' ;;
+	linux-headers-6.12-amd64) echo 'linux-headers-6\.12\.[0-9]+\+deb12-amd64' ;;
+	esac
 }
-for i in "${!packages[@]}"; do
-	p=${packages[i]}
-	case $p in linux-image-6.12-amd64 | linux-headers-6.12-amd64) ;; *) continue ;; esac
-	installed "$p" && continue
-	apt-cache show "$p" >/dev/null 2>&1 && continue
-	if [ "$p" = linux-image-6.12-amd64 ]; then
-		alt=$(newest_by_pattern 'linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned')
-	else
-		alt=$(newest_by_pattern 'linux-headers-6\.12\.[0-9]+\+deb12-amd64')
-	fi
-	[ -n "$alt" ] && packages[i]=$alt
-done
+installed_alt() { # META: a stand-in for it is installed
+	local re
+	re=$(alt_pattern "$1")
+	# grep reads to the end (no -q): dpkg-query must not die of SIGPIPE
+	# under pipefail
+	[ -n "$re" ] && dpkg-query -W -f='${Package} ${Status}\n' 2>/dev/null |
+		grep -E "^$re install ok installed\$" >/dev/null
+}
+newest_by_pattern() { # REGEX: the newest package whose name matches, or nothing
+	apt-cache pkgnames 2>/dev/null | grep -E "^$1\$" | sort -V | tail -n 1 || true
+}
 
 missing=()
 for p in "${packages[@]}"; do
-	installed "$p" || missing+=("$p")
+	installed "$p" || installed_alt "$p" || missing+=("$p")
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
@@ -85,6 +88,28 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "setup-host: run as root (or: sudo $0)" >&2
 	exit 1
 fi
+
+export DEBIAN_FRONTEND=noninteractive
+# First the package lists: a machine that never ran apt-get update (a fresh
+# container has no lists at all, an image may have only the main suite's)
+# knows no 6.12 kernel, nor much else.
+apt-get update -q
+for i in "${!missing[@]}"; do
+	p=${missing[i]}
+	case $p in linux-image-6.12-amd64 | linux-headers-6.12-amd64) ;; *) continue ;; esac
+	apt-cache show "$p" >/dev/null 2>&1 && continue
+	if [ "$p" = linux-image-6.12-amd64 ]; then
+		alt=$(newest_by_pattern 'linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned')
+	else
+		alt=$(newest_by_pattern 'linux-headers-6\.12\.[0-9]+\+deb12-amd64')
+	fi
+	if [ -z "$alt" ]; then
+		echo "setup-host: no Debian 6.12 kernel ($p or a linux-*-6.12.*+deb12-amd64) in the package lists;" \
+			"bookworm has it in bookworm-security: check /etc/apt/sources.list.d/" >&2
+		exit 1
+	fi
+	missing[i]=$alt
+done
 
 # Packages whose postinst starts their daemon and enables it at boot.  The
 # lab guests start them by hand (tests/flows/slurm-lib.sh); the host needs
@@ -100,10 +125,8 @@ for d in "${daemons[@]}"; do
 done
 
 echo "setup-host: installing ${#missing[@]} packages: ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
 # tshark asks whether non-root users may capture; answer once, quietly.
 echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
-apt-get update -q
 policy=/usr/sbin/policy-rc.d
 if [ ${#new_daemons[@]} -gt 0 ]; then
 	# A policy already there (a container's) is put back afterwards.
