@@ -72,3 +72,62 @@ if [ -z "$bad" ]; then
 else
 	echo "FAIL: $name.makefile-reads-nothing-at-parse-time ($bad)"
 fi
+
+# tools/setup-host.sh on a machine that never ran apt-get update (a fresh
+# container has no package lists; an image may lack bookworm-security's,
+# where the 6.12 kernel is).  Stubs stand in for dpkg-query (nothing is
+# installed), apt-cache (it knows a package only once "apt-get update" has
+# run) and apt-get (which records its calls), in a private mount namespace
+# whose /usr/sbin is empty (policy-rc.d goes there).  setup-host must
+# update the lists first and then install everything, the 6.12 meta
+# packages by name; and when the archive has no 6.12 kernel at all, say
+# so and fail instead of stopping without a word.
+if [ "$(id -u)" -ne 0 ]; then
+	echo "SKIP: $name.setup-no-lists (needs root, as setup-host does)"
+	exit 0
+fi
+stub=$work/stub
+mkdir -p "$stub"
+printf '#!/bin/sh\nexit 1\n' >"$stub/dpkg-query"
+cat >"$stub/apt-cache" <<STUB
+#!/bin/sh
+[ -e "$work/updated" ] || { [ "\$1" = show ] && exit 100; exit 0; }
+case "\$1 \$2" in
+"show linux-image-6.12-amd64" | "show linux-headers-6.12-amd64") [ -e "$work/no612" ] && exit 100 ;;
+esac
+exit 0
+STUB
+cat >"$stub/apt-get" <<STUB
+#!/bin/sh
+echo "apt-get \$*" >>"$work/apt.log"
+[ "\$1" = update ] && : >"$work/updated"
+exit 0
+STUB
+printf '#!/bin/sh\ncat >/dev/null\n' >"$stub/debconf-set-selections"
+printf '#!/bin/sh\nexit 0\n' >"$stub/update-rc.d"
+chmod +x "$stub"/*
+setup_no_lists() { # OUT: tools/setup-host.sh with the stubs, output to OUT
+	rm -f "$work/updated" "$work/apt.log"
+	unshare -m --propagation private bash -c '
+		mount -t tmpfs none /usr/sbin && PATH=$1:/usr/bin:/bin exec bash "$2"
+	' setup "$stub" "$top/tools/setup-host.sh" >"$1" 2>&1
+}
+setup_no_lists "$work/setup1.out"
+rc=$?
+first=$(head -n 1 "$work/apt.log" 2>/dev/null)
+inst=$(grep '^apt-get install' "$work/apt.log" 2>/dev/null)
+if [ $rc -eq 0 ] && [ "$first" = "apt-get update -q" ] &&
+	[[ $inst == *" linux-image-6.12-amd64 "* && $inst == *" linux-headers-6.12-amd64 "* ]]; then
+	echo "PASS: $name.setup-no-lists (apt-get update first, then one install with the 6.12 kernel)"
+else
+	echo "FAIL: $name.setup-no-lists (exit $rc; apt-get calls: $(tr '\n' ';' <"$work/apt.log" 2>/dev/null | cut -c1-200); output: $(tail -n 3 "$work/setup1.out" | tr '\n' ' ')"
+fi
+: >"$work/no612"
+setup_no_lists "$work/setup2.out"
+rc=$?
+if [ $rc -ne 0 ] && grep -q 'no Debian 6.12 kernel' "$work/setup2.out" &&
+	! grep -q '^apt-get install' "$work/apt.log" 2>/dev/null; then
+	echo "PASS: $name.setup-no-6.12-says-why"
+else
+	echo "FAIL: $name.setup-no-6.12-says-why (exit $rc, output: $(tail -n 2 "$work/setup2.out" | tr '\n' ' '))"
+fi
