@@ -10,7 +10,11 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-$top/build}
-KDIR=${KDIR:-/usr/src/linux-headers-6.1.0-56-amd64}
+# the kernel the lab boots by default (Debian's newest 6.1 ABI here, which
+# moves with the archive: a fixed release was missing on a fresh machine)
+kver=$("$top/tools/kernels.sh" default) || { echo "matrix-siw-params: no kernel headers" >&2; exit 1; }
+# SIW_KDIR, not KDIR: a KDIR in the environment is meant for our own module
+KDIR=${SIW_KDIR:-$("$top/tools/kernels.sh" kdir "$kver")}
 out=${1:?usage: matrix-siw-params.sh OUTDIR}
 src=$BUILD/siw-src
 die() { echo "matrix-siw-params: $*" >&2; exit 1; }
@@ -19,7 +23,8 @@ if [ ! -f "$src/siw_main.c" ]; then
 	"$top/tests/lab/build-siw.sh" >/dev/null || die "tests/lab/build-siw.sh failed"
 fi
 [ -f "$src/siw_main.c" ] || die "no siw source in $src"
-if [ -f "$out/siw.ko" ] && [ "$out/siw.ko" -nt "$src/siw_main.c" ] && [ "$out/siw.ko" -nt "$0" ]; then
+if [ -f "$out/siw.ko" ] && [ "$out/siw.ko" -nt "$src/siw_main.c" ] && [ "$out/siw.ko" -nt "$0" ] &&
+	[ "$(modinfo -F vermagic "$out/siw.ko" 2>/dev/null | cut -d' ' -f1)" = "$kver" ]; then
 	echo "$out/siw.ko"
 	exit 0
 fi
