@@ -96,13 +96,11 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 for i in "${!missing[@]}"; do
 	p=${missing[i]}
-	case $p in linux-image-6.12-amd64 | linux-headers-6.12-amd64) ;; *) continue ;; esac
+	re=$(alt_pattern "$p")
+	[ -n "$re" ] || continue
 	apt-cache show "$p" >/dev/null 2>&1 && continue
-	if [ "$p" = linux-image-6.12-amd64 ]; then
-		alt=$(newest_by_pattern 'linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned')
-	else
-		alt=$(newest_by_pattern 'linux-headers-6\.12\.[0-9]+\+deb12-amd64')
-	fi
+	# of one ABI, the -unsigned image sorts last: the one taken
+	alt=$(newest_by_pattern "$re")
 	if [ -z "$alt" ]; then
 		echo "setup-host: no Debian 6.12 kernel ($p or a linux-*-6.12.*+deb12-amd64) in the package lists;" \
 			"bookworm has it in bookworm-security: check /etc/apt/sources.list.d/" >&2
