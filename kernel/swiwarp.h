@@ -546,12 +546,12 @@ struct swiwarp_qp {
 	spinlock_t rx_lock;		/* RX context, RQ consumer, cep */
 	bool rx_suspended;
 	bool term_sent;
-	bool term_rcvd;
 	/*
 	 * The Terminate sent and the one received on the current connection,
 	 * as rdma res show qp -dd shows them: SWIWARP_TERM_SEEN | layer and
 	 * type << 8 | code, 0 for none.  One word each, so that a reader
-	 * without the writer's lock never sees half a Terminate.
+	 * without the writer's lock never sees half a Terminate.  A nonzero
+	 * term_rx_seen is also how the QP knows the peer ended the stream.
 	 */
 	u32 term_tx_seen;
 	u32 term_rx_seen;

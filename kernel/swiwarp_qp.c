@@ -498,7 +498,7 @@ static int swiwarp_qp_transition(struct swiwarp_qp *qp,
 		fx = 0;
 	fx &= ~skip;
 	if (fx & QPT_ABORT)
-		abort = qp->term_sent || qp->term_rcvd ||
+		abort = qp->term_sent || READ_ONCE(qp->term_rx_seen) ||
 			swiwarp_tx_zc_inflight(qp);
 	if (fx & QPT_SET)
 		swiwarp_qp_set_state(qp, to);
@@ -605,7 +605,6 @@ int swiwarp_qp_enter_rts(struct swiwarp_qp *qp,
 	WRITE_ONCE(qp->tx_hold, c->tx_hold);
 	spin_unlock_bh(&qp->rx_lock);
 	qp->term_sent = false;
-	qp->term_rcvd = false;
 	WRITE_ONCE(qp->term_tx_seen, 0);
 	WRITE_ONCE(qp->term_rx_seen, 0);
 	if (c->rtr)

@@ -688,7 +688,6 @@ static int swiwarp_rx_terminate(struct swiwarp_qp *qp,
 	swiwarp_rx_term_blame(qp, &msg->term);
 	swiwarp_stat_term(qp, false, msg->term.layer << 4 | msg->term.etype,
 			  msg->term.ecode);
-	qp->term_rcvd = true;
 	qp->rx.state = SWIWARP_RX_ERROR;
 	/* Answer nothing; tear the connection down. */
 	qp->term_sent = true;
