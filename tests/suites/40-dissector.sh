@@ -15,16 +15,17 @@
 # $BUILD/dissector-compare.md; informational, not pass/fail).
 set -uo pipefail
 top=${SWIWARP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-build=${BUILD:-$top/build}
+source "$top/tests/swiwarp/suite-lib.sh"
+build=$BUILD
 plugin=$build/plugins/4.0/epan/swiwarp.so
 pcapgen=$build/tools/pcapgen/pcapgen
 
 if ! command -v tshark >/dev/null; then
-	echo "SKIP: dissector tshark is not installed"
+	skip dissector "tshark is not installed"
 	exit 0
 fi
 if [ ! -f "$plugin" ] || [ ! -x "$pcapgen" ]; then
-	echo "SKIP: dissector plugin or pcapgen not built (make all)"
+	skip dissector "plugin or pcapgen not built (make all)"
 	exit 0
 fi
 
@@ -90,10 +91,8 @@ prefetch_one() {
 }
 export -f prefetch_one
 
-pass() { echo "PASS: dissector.$1"; }
-fail() { echo "FAIL: dissector.$1 ${2:-}"; }
 check() { # name condition-description actual expected
-	if [ "$3" = "$4" ]; then pass "$1"; else fail "$1" "($2: got '$3', want '$4')"; fi
+	if [ "$3" = "$4" ]; then pass "dissector.$1"; else fail "dissector.$1" "$2: got '$3', want '$4'"; fi
 }
 meta() { awk -v k="$2" '$1 == k { print $2; exit }' "$caps/$1.meta"; }
 # Count values of a field over all frames (occurrence=a, comma-separated).
@@ -110,7 +109,7 @@ count_frames() { # cap filter [extra...]
 }
 
 "$pcapgen" "$caps" || {
-	fail pcapgen "(generator failed)"
+	fail dissector.pcapgen "generator failed"
 	exit 1
 }
 chmod -R a+rX "$caps"
@@ -119,15 +118,15 @@ chmod -R a+rX "$caps"
 checks() {
 	# ---- installation -----------------------------------------------------------
 	if ts -G plugins | grep -q 'swiwarp\.so'; then
-		pass plugin_loads_as_user
+		pass dissector.plugin_loads_as_user
 	else
-		fail plugin_loads_as_user "(tshark -G plugins: $(head -c 300 "$work/ts.err"))"
+		fail dissector.plugin_loads_as_user "tshark -G plugins: $(head -c 300 "$work/ts.err")"
 	fi
 	protos=$(ts -G protocols | awk -F'\t' '$3 == "mpa" || $3 == "rddp" || $3 == "rdmap" { print $3 }' |
 		sort | tr '\n' ' ')
 	check protocols_registered "filter names" "$protos" "mpa rddp rdmap "
 	nfields=$(ts -G fields | grep -cE $'^F\t[^\t]*\t(mpa|rddp|rdmap)\\.')
-	if [ "$nfields" -ge 100 ]; then pass fields_registered; else fail fields_registered "($nfields fields)"; fi
+	if [ "$nfields" -ge 100 ]; then pass dissector.fields_registered; else fail dissector.fields_registered "$nfields fields"; fi
 
 	# ---- clean captures: no malformed frames, no errors ---------------------------
 	crc_caps="rev1_crc rev2_crc opcodes terminate markers markers_oneway markers_wrap segmentation"
@@ -153,9 +152,9 @@ checks() {
 	n_ours=$(count_frames rev1_crc mpa)
 	n_builtin=$(count_frames rev1_crc iwarp_mpa)
 	if [ "$n_ours" -gt 0 ] && [ "$n_builtin" -eq 0 ]; then
-		pass default_decoder_is_ours
+		pass dissector.default_decoder_is_ours
 	else
-		fail default_decoder_is_ours "(mpa frames $n_ours, iwarp_mpa frames $n_builtin)"
+		fail dissector.default_decoder_is_ours "mpa frames $n_ours, iwarp_mpa frames $n_builtin"
 	fi
 
 	# ---- handshake fields -----------------------------------------------------------
@@ -203,9 +202,9 @@ checks() {
 		before=$(meta "$cap" markers_before_header)
 		warn=$(count_frames "$cap" '_ws.expert.severity == "Warning" || _ws.expert.severity == "Error"')
 		if [ "${inside:-0}" -gt 0 ] && [ "${before:-0}" -gt 0 ] && [ "$warn" -eq 0 ]; then
-			pass "$cap.markers_in_headers"
+			pass "dissector.$cap.markers_in_headers"
 		else
-			fail "$cap.markers_in_headers" "($before before / $inside inside headers, $warn frames with warnings)"
+			fail "dissector.$cap.markers_in_headers" "$before before / $inside inside headers, $warn frames with warnings"
 		fi
 	done
 	check markers_wrap.wraps "sequence wrap in the capture" "$(meta markers_wrap wrap)" 1
@@ -280,7 +279,7 @@ checks() {
 		grep -c 'Unknown')
 	check terminate.all_codes_named "unnamed codes" "$unk" 0
 	n=$(count_field terminate rdmap.term.rdmap_hdr)
-	if [ "$n" -gt 0 ]; then pass terminate.terminated_headers; else fail terminate.terminated_headers "(none)"; fi
+	if [ "$n" -gt 0 ]; then pass dissector.terminate.terminated_headers; else fail dissector.terminate.terminated_headers "none"; fi
 	v=$(ts -r "$caps/rev1_crc.pcap" -Y "frame.number == $(meta rev1_crc terminate_frame)" -T fields \
 		-e rdmap.term.layer -e rdmap.term.etype -e rdmap.term.ecode -e rdmap.term.seglen -e rddp.qn \
 		-e rdmap.rdmardsz -E occurrence=a | tr '\t' ' ')
@@ -293,9 +292,9 @@ checks() {
 		"$(($(meta midstream conn1_fpdus) + $(meta midstream conn2_fpdus)))"
 	check midstream.no_bad_crc "bad CRCs" "$(count_frames midstream 'mpa.crc.status == 0')" 0
 	n=$(count_frames midstream 'mpa.resync')
-	if [ "$n" -ge 2 ]; then pass midstream.resync_marked; else fail midstream.resync_marked "($n)"; fi
+	if [ "$n" -ge 2 ]; then pass dissector.midstream.resync_marked; else fail dissector.midstream.resync_marked "$n resynchronised frames, want 2 or more"; fi
 	n=$(count_field midstream mpa.marker.stream_offset -Y 'tcp.port == 7174')
-	if [ "$n" -gt 0 ]; then pass midstream.markers_found; else fail midstream.markers_found "(none)"; fi
+	if [ "$n" -gt 0 ]; then pass dissector.midstream.markers_found; else fail dissector.midstream.markers_found "none"; fi
 	port=$(meta midstream conn3_port)
 	n=$(count_field midstream rdmap.opcode -Y "tcp.port == $port")
 	check midstream.nocrc_needs_port "FPDUs without the port preference" "$n" 0
@@ -440,9 +439,9 @@ checks() {
 					"${passes[@]}")
 			fi
 			if [ "$n" -gt 0 ] && [ "$bad" -eq 0 ]; then
-				pass "golden.$name.decoded"
+				pass "dissector.golden.$name.decoded"
 			else
-				fail "golden.$name.decoded" "($n FPDUs, $bad malformed/error frames)"
+				fail "dissector.golden.$name.decoded" "$n FPDUs, $bad malformed/error frames"
 			fi
 			# every Read Request answered, and answered by the frame that names
 			# it: request -> response_in and response -> request_in agree
@@ -453,11 +452,11 @@ checks() {
 				-e rdmap.read.request_in -e frame.number -E occurrence=l | sort >"$work/back.txt"
 			ok=$(comm -12 "$work/fwd.txt" "$work/back.txt" | grep -c .)
 			if [ "$nreq" -gt 0 ] && [ "$ok" -eq "$nreq" ]; then
-				pass "golden.$name.reads_matched"
+				pass "dissector.golden.$name.reads_matched"
 			elif [ "$nreq" -eq 0 ]; then
 				echo "golden $name has no RDMA Read"
 			else
-				fail "golden.$name.reads_matched" "($ok of $nreq Read Requests matched both ways)"
+				fail "dissector.golden.$name.reads_matched" "$ok of $nreq Read Requests matched both ways"
 			fi
 			# NAME.expect: "display filter<TAB>frames" lines, all counted in one
 			# tshark -2 pass (-z io,stat with one column per filter)
@@ -479,7 +478,7 @@ checks() {
 			fi
 		done
 	else
-		echo "SKIP: dissector.golden no lab captures in tests/dissector/captures yet"
+		skip dissector.golden "no lab captures in tests/dissector/captures yet"
 	fi
 }
 

@@ -8,18 +8,13 @@ set -uo pipefail
 # "The time budget of make check"); LAB_SMP overrides it.
 export LAB_SMP=${LAB_SMP:-1}
 top=$(cd "$(dirname "$0")/../.." && pwd)
-export BUILD=${BUILD:-$top/build}
-lab=$top/tests/lab/lab
-out=$BUILD/lab/suite-examples
-skip() { echo "SKIP: examples/hello $1"; exit 0; }
+source "$top/tests/swiwarp/suite-lib.sh"
+swiwarp_suite_start examples/hello "$BUILD/lab/suite-examples" || exit 0
+if [ ! -x "$BUILD/examples/hello-iwarp/hello-iwarp" ]; then
+	skip examples/hello "hello-iwarp not built (make all)"
+	exit 0
+fi
 
-[ -x "$BUILD/examples/hello-iwarp/hello-iwarp" ] || skip "hello-iwarp not built (make all)"
-[ -f "$top/kernel/swiwarp.ko" ] || skip "kernel/swiwarp.ko not built (make kernel)"
-[ -f "$BUILD/userspace/provider/libswiwarp-rdmav34.so" ] || skip "provider not built"
-[ -x "$lab" ] || skip "tests/lab/lab missing"
-
-rm -rf "$out"
-mkdir -p "$out"
 "$lab" run -n 3 --name examples-hello --out "$out/run" --capture "$out/hello.pcap" --timeout 600 \
 	-- examples/hello-iwarp/lab-guest.sh >"$out/lab.log" 2>&1
 rc=$?
@@ -28,7 +23,7 @@ grep -E '^(PASS|FAIL|SKIP):' "$out/lab.log"
 # 3 guests load, and 4 exchanges pass on both of their guests
 n=$(grep -c '^PASS: examples/' "$out/lab.log")
 if [ "$n" -eq 11 ]; then
-	echo "PASS: examples/hello-all-exchanges"
+	pass examples/hello-all-exchanges
 else
-	echo "FAIL: examples/hello-all-exchanges ($n of 11 PASS lines; lab run exit $rc, log $out/lab.log)"
+	fail examples/hello-all-exchanges "$n of 11 PASS lines; lab run exit $rc, log $out/lab.log"
 fi

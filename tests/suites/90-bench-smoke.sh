@@ -9,15 +9,13 @@
 # flaky.  Documentation/ is not touched: the report goes to a copy.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-export BUILD=${BUILD:-$top/build}
-out=${BENCH_SMOKE_OUT:-$BUILD/bench/smoke}
+source "$top/tests/swiwarp/suite-lib.sh"
 py=/usr/bin/python3 # Debian's, with python3-matplotlib (tools/setup-host.sh)
-skip() { echo "SKIP: bench-smoke $1"; exit 0; }
-
-[ -x "$top/tests/lab/lab" ] || skip "tests/lab/lab missing"
-[ -f "$top/kernel/swiwarp.ko" ] || skip "kernel/swiwarp.ko not built (make kernel)"
-[ -f "$BUILD/userspace/provider/libswiwarp-rdmav34.so" ] || skip "provider not built (make all)"
-$py -c 'import matplotlib' 2>/dev/null || skip "python3-matplotlib missing (tools/setup-host.sh)"
+swiwarp_suite_start bench-smoke "${BENCH_SMOKE_OUT:-$BUILD/bench/smoke}" || exit 0
+if ! $py -c 'import matplotlib' 2>/dev/null; then
+	skip bench-smoke "python3-matplotlib missing (tools/setup-host.sh)"
+	exit 0
+fi
 
 # One attempt: the lab run and every check; prints PASS/FAIL lines.
 attempt() {
@@ -37,9 +35,9 @@ attempt() {
 	rc=$?
 	echo "# stack.sh exit $rc after $(($(date +%s) - t0)) s; log $out/stack.log"
 	if [ $rc = 0 ]; then
-		echo "PASS: bench-smoke.stack-run"
+		pass bench-smoke.stack-run
 	else
-		echo "FAIL: bench-smoke.stack-run (tests/bench/stack.sh exit $rc; $out/stack.log, guest logs in $out/lo/)"
+		fail bench-smoke.stack-run "tests/bench/stack.sh exit $rc; $out/stack.log, guest logs in $out/lo/"
 	fi
 
 	tsv=$out/lo/g1/runs.tsv
@@ -49,9 +47,9 @@ attempt() {
 		ok=$(awk -F'\t' 'NF == 13 && $8 == "0"' "$tsv" | wc -l)
 	fi
 	if [ "$n" = "$expect" ] && [ "$ok" = "$expect" ]; then
-		echo "PASS: bench-smoke.runs-recorded"
+		pass bench-smoke.runs-recorded
 	else
-		echo "FAIL: bench-smoke.runs-recorded ($n rows, $ok with rc 0 in $tsv; want $expect)"
+		fail bench-smoke.runs-recorded "$n rows, $ok with rc 0 in $tsv; want $expect"
 	fi
 
 	# Every recorded run parsed to a number, by the report's own parser.
@@ -71,9 +69,9 @@ if len(runs) != int(sys.argv[2]) or bad:
     print(f"# {len(runs)} runs; unparsed: {bad}")
     sys.exit(1)
 EOF
-		echo "PASS: bench-smoke.parsed"
+		pass bench-smoke.parsed
 	else
-		echo "FAIL: bench-smoke.parsed (runs without a parsed number in $out/results.json)"
+		fail bench-smoke.parsed "runs without a parsed number in $out/results.json"
 	fi
 
 	# The report's tables and plots, written into a copy of the page.
@@ -88,18 +86,18 @@ EOF
 		grep -Eq "^\| write \| 65536 \|  \| $num \| $num \| $num \|" "$doc" &&
 		grep -Eq "^\| lo \| send \| — \| $num \| $num \|" "$doc" &&
 		{ [ $conn = 0 ] || grep -Eq "^\| lo \| swiwarp \| [0-9]+ \| [0-9]+ \| [0-9]+ \| $num \|" "$doc"; }; then
-		echo "PASS: bench-smoke.report-tables"
+		pass bench-smoke.report-tables
 	else
-		echo "FAIL: bench-smoke.report-tables (report.py exit $rc; $out/report.log, $doc)"
+		fail bench-smoke.report-tables "report.py exit $rc; $out/report.log, $doc"
 	fi
 	miss=""
 	for p in bandwidth latency cpu; do
 		[ -s "$out/doc/images/bench-$p.png" ] || miss="$miss bench-$p.png"
 	done
 	if [ -z "$miss" ]; then
-		echo "PASS: bench-smoke.plots"
+		pass bench-smoke.plots
 	else
-		echo "FAIL: bench-smoke.plots (missing:$miss in $out/doc/images)"
+		fail bench-smoke.plots "missing:$miss in $out/doc/images"
 	fi
 }
 

@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # Shared by tests/suites/50-lab-siw.sh (run_lab*, pass, fail only),
-# 50-lab-selftest.sh (pass, fail only),
-# 60-swiwarp-basic.sh, 62-swiwarp-matrix.sh,
-# 63-swiwarp-data.sh and 65-swiwarp-markers.sh (host side).  Source it after setting top (the source
+# 40-dissector.sh and 50-lab-selftest.sh (pass, fail, skip only),
+# 60-swiwarp-basic.sh, 62-swiwarp-matrix.sh, 63-swiwarp-data.sh,
+# 64-examples.sh and 65-swiwarp-markers.sh (host side).  Source it after setting top (the source
 # tree).  It sets BUILD (unless set), lab and fails (the FAIL count the suite
 # exits on) and defines pass, fail and skip, and:
 #   swiwarp_suite_start NAME OUT: NAME names the suite's tests ("NAME/...");
