@@ -16,11 +16,12 @@
 # Environment (passed through from the suite):
 #   ROBUST_DEV=swiwarp|siw   the device under test (default swiwarp)
 #   ROBUST_SEED, ROBUST_N    hostile seed and number of random cases
-#   ROBUST_STRICT=1          also run the cases listed in known-bugs
+#   CHECK_STRICT=1           also run the cases tests/known-bugs marks [norun]
 #   ROBUST_TARGETS="1 2"     the target guest of each phase, in order
 #   ROBUST_BAIT=PATH         atomic-verify built by the suite (swiwarp only)
 set -uo pipefail
 source "$LAB_TOP/tests/lab/lib.sh"
+source "$LAB_TOP/tests/known-bugs.sh"
 
 dev_kind=${ROBUST_DEV:-swiwarp}
 seed=${ROBUST_SEED:-20261122}
@@ -28,7 +29,6 @@ nrand=${ROBUST_N:-16}
 mpa_ms=${ROBUST_MPA_TIMEOUT_MS:-3000}
 hostile=$BUILD/tools/hostile/hostile
 prot=$BUILD/tests/robust/robust-prot
-known=$LAB_TOP/tests/robust/known-bugs
 pbase=robust
 [ "$dev_kind" = siw ] && pbase=robust.siw
 sh=$LAB_SHARED
@@ -36,16 +36,13 @@ bait=${ROBUST_BAIT:-}
 bait_opt=()
 [ -n "$bait" ] && bait_opt=(-A 7176)
 
-# Known bugs marked [norun] in tests/robust/known-bugs are left out unless
-# ROBUST_STRICT=1 (the host side turns other known FAILs into SKIPs).
+# Hostile cases tests/known-bugs marks [norun] ("robust.hostile.CASE", for
+# every phase) are left out; the host side turns other known FAILs into SKIPs.
 excl=() norun=()
-if [ "${ROBUST_STRICT:-0}" != 1 ] && [ -f "$known" ]; then
-	while IFS=$'\t' read -r pat why; do
-		[[ -z $pat || $pat == \#* || $pat == neg.* || $pat == faults.* || $why != "[norun]"* ]] && continue
-		excl+=(-x "$pat")
-		norun+=("$pat"$'\t'"${why#\[norun\] }")
-	done <"$known"
-fi
+while IFS= read -r c; do
+	excl+=(-x "$c")
+	norun+=("$c"$'\t'"$(known_norun "robust.hostile.$c")")
+done < <(known_norun_under robust.hostile.)
 
 SWIWARP_MODPARAMS="mpa_timeout_ms=$mpa_ms" lab_verbs_up "$dev_kind" "$pbase" || exit 0
 # siw has its own MPA timeout; give the stalling cases time for it.
@@ -187,7 +184,7 @@ target_phase() {
 attacker_phase() {
 	local line
 	for line in "${norun[@]}"; do
-		lab_skip "$p.hostile.${line%%$'\t'*}" "known bug: ${line#*$'\t'} (run with ROBUST_STRICT=1)"
+		lab_skip "$p.hostile.${line%%$'\t'*}" "known bug: ${line#*$'\t'} (CHECK_STRICT=1 runs it)"
 	done
 	lab_barrier "$ph-listen" 300
 	# -T bounds the stalling cases (mpa.silent, pdlen_past_frame, ...):

@@ -8,10 +8,11 @@
 # NEG_DEV=swiwarp|siw (default swiwarp), NEG_BIG=1 adds the
 # 1 GiB MR (guests need ~2.5 GiB: the suite passes --mem; registering it
 # takes 30 s to 5 min under TCG, so it is not in make check),
-# ROBUST_STRICT=1 also runs cases marked [norun] in tests/robust/known-bugs,
+# CHECK_STRICT=1 also runs the cases tests/known-bugs marks [norun],
 # NEG_FAULT_ONLY=1 only the fault injection (a debug kernel, one guest).
 set -uo pipefail
 source "$LAB_TOP/tests/lab/lib.sh"
+source "$LAB_TOP/tests/known-bugs.sh"
 
 dev=${NEG_DEV:-swiwarp}
 neg=${NEG_BIN:-$BUILD/tests/robust/robust-neg}
@@ -35,12 +36,9 @@ noterm=0
 # rename: robust-neg's own result lines under this run's names, with
 # $LAB_RESULT_PREFIX in front as lab_pass puts it
 rename() { sed -e "s/robust\.neg\./$p./" -e "s#^\(PASS\|FAIL\|SKIP\): #&${LAB_RESULT_PREFIX:-}#"; }
-# [norun] known bugs "neg.CASE" are left out (they take the guest down)
-skip=
-if [ "${ROBUST_STRICT:-0}" != 1 ] && [ -f "$LAB_TOP/tests/robust/known-bugs" ]; then
-	skip=$(awk -F'\t' '$1 ~ /^neg\./ && $2 ~ /^\[norun\]/ {sub(/^neg\./, "", $1); printf "%s,", $1}' \
-		"$LAB_TOP/tests/robust/known-bugs")
-fi
+# cases tests/known-bugs marks [norun] ("robust.neg.CASE") are left out
+# (they take the guest down)
+skip=$(known_norun_under robust.neg. | tr '\n' ',')
 export NEG_SKIP=$skip
 
 # Registration with memory really short: a memory cgroup of 24 MiB around

@@ -1069,7 +1069,7 @@ static int client(const char *addr, const char *port)
 		struct cctx x;
 
 		if (skipped(sc->name)) {
-			printf("SKIP: robust.neg.%s (NEG_SKIP: known bug, see tests/robust/known-bugs)\n",
+			printf("SKIP: robust.neg.%s (NEG_SKIP: known bug, see tests/known-bugs)\n",
 			       sc->name);
 			continue;
 		}

@@ -1,15 +1,13 @@
 # shellcheck shell=bash
 # Shared by tests/suites/80-robust.sh, 80-robust-neg.sh, 81-faults.sh, 85-soak.sh and
 # tests/soak/run.sh (host side).  robust_lab NAME TIMEOUT MEM GUEST_CMD runs
-# one 2-guest lab boot and prints its result lines; FAILs of tests listed in
-# tests/robust/known-bugs ("prefix<TAB>reason"; the prefix is matched
-# against the name as is and after "robust." or "robust.hostile.") become
-# "SKIP: ... known bug: ..." unless ROBUST_STRICT=1.
+# one 2-guest lab boot and prints its result lines, the FAILs of known bugs
+# (tests/known-bugs) as SKIPs.
 # robust_mixed NAME (below) first puts guest 2 on 6.12: robust_lab then
 # boots the guests on $kmix and names the results with $ktag in front.
+source "$(dirname "${BASH_SOURCE[0]}")/../known-bugs.sh"
 robust_lab() {
-	local name=$1 tmo=$2 mem=$3 cmd=$4 out rc line n pat why
-	local known=${SWIWARP_TOP:-.}/tests/robust/known-bugs
+	local name=$1 tmo=$2 mem=$3 cmd=$4 out rc
 	out=$(mktemp -d "${TMPDIR:-/tmp}/$name.XXXXXX")
 	[ -n "${ktag:-}" ] && cmd="LAB_RESULT_PREFIX=$ktag $cmd"
 	# another build of the module (robust_prereq accepted it) for the guests
@@ -19,21 +17,7 @@ robust_lab() {
 		>"$out/log" 2>&1
 	rc=$?
 	grep -vE '^(PASS|FAIL|SKIP):' "$out/log"
-	while IFS= read -r line; do
-		if [[ $line == FAIL:* ]] && [ "${ROBUST_STRICT:-0}" != 1 ] && [ -f "$known" ]; then
-			n=${line#FAIL: }
-			n=${n%% *}
-			n=${n#"${ktag:-}"}
-			while IFS=$'\t' read -r pat why; do
-				[[ -z $pat || $pat == \#* ]] && continue
-				if [[ $n == "$pat"* || $n == robust."$pat"* || $n == robust.hostile."$pat"* ]]; then
-					line="SKIP: $n known bug: ${why#\[norun\] } (run with ROBUST_STRICT=1)"
-					break
-				fi
-			done <"$known"
-		fi
-		echo "$line"
-	done < <(grep -E '^(PASS|FAIL|SKIP):' "$out/log")
+	grep -E '^(PASS|FAIL|SKIP):' "$out/log" | known_filter "${ktag:-}"
 	if [ $rc -ne 0 ] && ! grep -q '^FAIL:' "$out/log"; then
 		echo "FAIL: $name.lab [lab run exited $rc]"
 	fi

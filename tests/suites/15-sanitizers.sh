@@ -15,7 +15,8 @@
 # Environment: ASAN_BUILD (tree, default $BUILD-asan), ASAN_JOBS (default 2).
 set -uo pipefail
 top=${SWIWARP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-build=${BUILD:-$top/build}
+source "$top/tests/swiwarp/suite-lib.sh"
+build=$BUILD
 abuild=${ASAN_BUILD:-$build-asan}
 jobs=${ASAN_JOBS:-2}
 flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
@@ -30,10 +31,10 @@ if ! { nice cmake -S "$top" -B "$abuild" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
 	-DCMAKE_DISABLE_FIND_PACKAGE_Wireshark=TRUE -DSWIWARP_EXAMPLE_APPS=OFF &&
 	nice cmake --build "$abuild" -j "$jobs"; } >"$log" 2>&1; then
 	tail -n 40 "$log"
-	echo "FAIL: asan.build (see $log)"
+	fail asan.build "see $log"
 	exit 1
 fi
-echo "PASS: asan.build"
+pass asan.build
 
 # halt_on_error/abort: a sanitizer report must fail the test, never scroll by.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
@@ -46,36 +47,33 @@ nice ctest --output-on-failure -j "$jobs" --timeout 600 >ctest.log 2>&1
 rc=$?
 cat ctest.log
 if grep -q 'No tests were found' ctest.log; then
-	echo "FAIL: asan.ctest (no tests registered in the ASan tree)"
+	fail asan.ctest "no tests registered in the ASan tree"
 	exit 1
 fi
-# Known bugs (tests/robust/asan-known-bugs): FAIL -> SKIP unless ASAN_STRICT=1.
-known=$top/tests/robust/asan-known-bugs
-known_bug() { # NAME -> prints the reason, status 0 if listed
-	local pat why
-	[ "${ASAN_STRICT:-0}" = 1 ] || [ ! -f "$known" ] && return 1
-	while IFS=$'\t' read -r pat why; do
-		[[ -z $pat || $pat == \#* ]] && continue
-		[[ $1 == "$pat"* ]] && { echo "$why"; return 0; }
-	done <"$known"
-	return 1
-}
-fails=0
+# Known bugs (tests/known-bugs, "asan.NAME"): a FAIL becomes a SKIP.
+# nskipped: the tests whose lines say why ctest did not exit 0 but for FAILs.
+nskipped=0
 while read -r status name; do
 	case $status in
-	Passed) echo "PASS: asan.$name" ;;
-	Not | Skipped) echo "SKIP: asan.$name (skipped by the test itself)" ;;
+	Passed) pass "asan.$name" ;;
+	Not | Skipped)
+		skip "asan.$name" "(skipped by the test itself)"
+		nskipped=$((nskipped + 1))
+		;;
 	*)
-		if why=$(known_bug "$name"); then
-			echo "SKIP: asan.$name known bug: $why (run with ASAN_STRICT=1)"
+		if why=$(known_bug "asan.$name"); then
+			skip "asan.$name" "known bug: $why (CHECK_STRICT=1 runs it)"
+			nskipped=$((nskipped + 1))
 		else
-			echo "FAIL: asan.$name ($status under ASan/UBSan; see $abuild/ctest.log)"
-			fails=$((fails + 1))
+			fail "asan.$name" "$status under ASan/UBSan; see $abuild/ctest.log"
 		fi
 		;;
 	esac
 done < <(sed -nE 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) \.+ *(\*\*\*)?([A-Za-z]+).*$/\3 \1/p' ctest.log)
 # Every sanitizer report aborts its test (halt_on_error, LSan's exit code),
-# so the per-test verdicts above cover them; ctest's own status is the net.
-[ $fails -eq 0 ] && [ $rc -ne 0 ] && [ "${ASAN_STRICT:-0}" = 1 ] && exit 1
+# so the per-test verdicts above cover them; ctest's own status is the net
+# for a failure no line accounts for.
+if [ $rc -ne 0 ] && [ $fails -eq 0 ] && [ $nskipped -eq 0 ]; then
+	fail asan.ctest "ctest exited $rc, yet no test failed; see $abuild/ctest.log"
+fi
 [ $fails -eq 0 ]

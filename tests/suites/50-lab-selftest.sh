@@ -58,6 +58,35 @@ else
 	fail "lab-self/dmesg-userspace-output-ignored" "flagged: $(head -n1 "$out/console-userspace.out")"
 fi
 
+# --- tests/known-bugs.sh on a fixture, and the real file's format --------------
+kb=$out/known-bugs
+printf '# comment\n\nflows.*.slow\t[norun] hangs\nasan.t1\tflaky\nrobust.neg.crash\t[norun] oops\n' >"$kb"
+kb_got=$(
+	known_bugs_file=$kb
+	unset CHECK_STRICT
+	printf 'FAIL: g1-6.1/flows.rxe.slow [x]\nFAIL: asan.t1 (y)\nFAIL: asan.t2\nPASS: asan.t1\n' |
+		known_filter g1-6.1/ | cut -c1-60
+	echo "norun: $(known_norun_under robust.neg. | tr '\n' ' ')| $(known_norun asan.t1 || echo none)"
+	echo "strict: $(CHECK_STRICT=1 known_bug asan.t1 || echo none)"
+)
+kb_want="SKIP: g1-6.1/flows.rxe.slow known bug: hangs (CHECK_STRICT=1
+SKIP: asan.t1 known bug: flaky (CHECK_STRICT=1 runs it)
+FAIL: asan.t2
+PASS: asan.t1
+norun: crash | none
+strict: none"
+if [ "$kb_got" = "$kb_want" ]; then
+	pass lab-self/known-bugs-reader
+else
+	fail lab-self/known-bugs-reader "got: $(echo "$kb_got" | tr '\n' '|')"
+fi
+kb_bad=$(grep -vE '^(#|$)' "$known_bugs_file" | grep -vnE $'^[^\t ]+\t[^\t]+$')
+if [ -z "$kb_bad" ]; then
+	pass lab-self/known-bugs-format
+else
+	fail lab-self/known-bugs-format "lines not \"pattern<TAB>reason\": $kb_bad"
+fi
+
 # --- a good two-guest run: environment, helpers, results ----------------------
 read -r -d '' good <<'EOS'
 source "$LAB_TOP/tests/lab/lib.sh"

@@ -16,7 +16,7 @@
 # swiwarp on 6.1 against siw on 6.1 is in 63-swiwarp-data (interop) and
 # 65-swiwarp-markers; Documentation/lab.md "Kernels" has the whole map.
 # Any kernel warning in a guest fails the boot (lab run).  Known bugs
-# owned elsewhere are SKIP unless MATRIX_STRICT=1.
+# owned elsewhere (tests/known-bugs) are SKIP unless CHECK_STRICT=1.
 # Guest side: tests/swiwarp/matrix-guest.sh.
 set -uo pipefail
 # One vCPU per guest: a functional suite, about 15-35 % faster so (Documentation/lab.md,
@@ -31,7 +31,7 @@ swiwarp_suite_start swiwarp-matrix "${MATRIX_OUT:-$BUILD/lab/suite-matrix}" || e
 # the wire matrix varies too; without it only swiwarp's side does.
 siwko=$("$top/tests/swiwarp/matrix-siw-params.sh" "${MATRIX_SIW_DIR:-$BUILD/siw-params}" 2>"$out/siw-params.log") ||
 	{ echo "  (siw with settings as parameters not built, see $out/siw-params.log)"; siwko=""; }
-env=(MATRIX_STRICT="${MATRIX_STRICT:-0}" MATRIX_LOOPS="${MATRIX_LOOPS:-4}")
+env=(CHECK_STRICT="${CHECK_STRICT:-0}" MATRIX_LOOPS="${MATRIX_LOOPS:-4}")
 mixed_kernels || exit 1
 modes=(pair interop)
 if [ -n "$siwko" ]; then

@@ -15,7 +15,8 @@ set -uo pipefail
 # "The time budget of make check"); LAB_SMP overrides it.
 export LAB_SMP=${LAB_SMP:-1}
 top=${SWIWARP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-build=${BUILD:-$top/build}
+source "$top/tests/swiwarp/suite-lib.sh"
+build=$BUILD
 cd "$top" || exit 1
 # rxe and swiwarp by default.  Upstream siw hangs the mesh of connections
 # intermittently ("no reply within 120000 ms"): its passive side sends the MPA
@@ -26,7 +27,7 @@ bin=$build/userspace/flows
 
 for f in flows-join flows-hint; do
 	if [ ! -x "$bin/$f" ]; then
-		echo "FAIL: flows.build ($bin/$f missing: run make all)"
+		fail "flows.build" "$bin/$f missing: run make all"
 		exit 1
 	fi
 done
@@ -38,7 +39,7 @@ snap=$build/flows-lab-snap
 rm -rf "$snap"
 mkdir -p "$snap"
 cp -L "$bin"/flows-* "$bin"/libdpi_flows.so.0 "$build"/userspace/dpi/libdpi.so.0 "$snap"/ || {
-	echo "FAIL: flows.build (cannot snapshot binaries)"
+	fail "flows.build" "cannot snapshot binaries"
 	exit 1
 }
 export LD_LIBRARY_PATH=$snap${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -50,7 +51,7 @@ for d in uniform zipf; do
 	r=$?
 	echo "$out" | grep -E '^(PASS|FAIL|SKIP):|^# '
 	if [ $r -ne 0 ] && ! echo "$out" | grep -q '^FAIL:'; then
-		echo "FAIL: flows.host.join-$d [exit $r]"
+		fail "flows.host.join-$d" "exit $r"
 		rc=1
 	fi
 done
@@ -64,41 +65,38 @@ for a in stream ps logship; do
 	echo "$out" | grep -E '^(PASS|FAIL|SKIP):|^# '
 	if [ $r -ne 0 ]; then
 		rc=1
-		echo "$out" | grep -q '^FAIL:' || echo "FAIL: flows.host.$a [exit $r]"
+		echo "$out" | grep -q '^FAIL:' || fail "flows.host.$a" "exit $r"
 	fi
 done
 rm -rf "$lsdir"
 
 if [ ! -x tests/lab/lab ]; then
-	echo "SKIP: flows.lab tests/lab/lab does not exist yet"
+	skip "flows.lab" "tests/lab/lab does not exist yet"
 	exit $rc
 fi
-# Guest tests with an open, intermittent failure (tests/flows/known-bugs:
-# "name<TAB>reason") are reported as SKIP with their reason and not run,
-# unless FLOWS_STRICT=1 or FLOWS_TESTS names them.  Remove a line once fixed.
-guest_tests=${FLOWS_TESTS:-}
-if [ -z "$guest_tests" ]; then
-	guest_tests="join-uniform join-zipf hint crash stream ps logship mpi mpi-all pmix slurm"
-	if [ "${FLOWS_STRICT:-0}" != 1 ]; then
-		while IFS=$'\t' read -r name reason; do
-			case $name in '' | '#'*) continue ;; esac
-			guest_tests=$(echo " $guest_tests " | sed "s/ $name / /; s/^ //; s/ $//")
-			for drv in $drivers; do echo "SKIP: flows.$drv.$name known bug: $reason"; done
-		done <tests/flows/known-bugs
-	fi
-fi
+# Guest tests that tests/known-bugs marks [norun] ("flows.DRIVER.TEST") are
+# reported as SKIP with their reason and not run, unless CHECK_STRICT=1 or
+# FLOWS_TESTS names them.
+guest_tests=${FLOWS_TESTS:-join-uniform join-zipf hint crash stream ps logship mpi mpi-all pmix slurm}
 for drv in $drivers; do
 	echo "--- flows on $drv"
-	drv_tests=$guest_tests
+	drv_tests=
+	for t in $guest_tests; do
+		if [ -z "${FLOWS_TESTS:-}" ] && why=$(known_norun "flows.$drv.$t"); then
+			skip "flows.$drv.$t" "known bug: $why (CHECK_STRICT=1 runs it)"
+		else
+			drv_tests+="${drv_tests:+ }$t"
+		fi
+	done
 	log=$build/check-logs/75-flows.$drv.lab.log
 	mkdir -p "$(dirname "$log")"
 	tests/lab/lab run -n "${FLOWS_GUESTS:-3}" --name "flows-$drv" --timeout "${FLOWS_LAB_TIMEOUT:-900}" -- \
 		"LD_LIBRARY_PATH='$snap' FLOWS_BIN='$snap' FLOWS_TESTS='$drv_tests' FLOWS_ROWS='${FLOWS_ROWS:-20000}' FLOWS_DELAY_MS='${FLOWS_DELAY_MS:-0}' tests/flows/lab-guest.sh $drv" >"$log" 2>&1
 	r=$?
-	grep -E '^(PASS|FAIL|SKIP):' "$log"
+	grep -E '^(PASS|FAIL|SKIP):' "$log" | known_filter
 	if [ $r -ne 0 ]; then
 		rc=1
-		grep -q '^FAIL:' "$log" || echo "FAIL: flows.$drv.lab (lab run exited $r; see $log)"
+		grep -q '^FAIL:' "$log" || fail "flows.$drv.lab" "lab run exited $r; see $log"
 	fi
 done
 exit $rc

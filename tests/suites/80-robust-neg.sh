@@ -21,7 +21,7 @@ cd "$top" || exit 1
 source tests/robust/suite-lib.sh
 robust_prereq robust.neg "$BUILD"/tests/robust/robust-{neg,limits,safety,listeners} || exit 0
 cmd=
-for v in NEG_DEV NEG_BIG NEG_MEMCG ROBUST_STRICT; do
+for v in NEG_DEV NEG_BIG NEG_MEMCG CHECK_STRICT; do
 	[ -n "${!v:-}" ] && cmd+="$v=$(printf '%q' "${!v}") "
 done
 # SLUB poisoning and sanity checks on kmalloc-2k, the cache of the CM

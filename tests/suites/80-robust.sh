@@ -14,8 +14,8 @@
 # the whole run goes both ways: guest 1 is the target first (robust.*),
 # then guest 2 (robust.target2.*); names start with "g1-6.1,g2-6.12/".
 #
-# Known kernel bugs (tests/robust/known-bugs) are reported as SKIP with
-# "known bug: ..." unless ROBUST_STRICT=1.  ROBUST_DEV=siw runs the same
+# Known bugs (tests/known-bugs) are reported as SKIP with "known bug: ..."
+# unless CHECK_STRICT=1.  ROBUST_DEV=siw runs the same
 # against upstream siw (for comparison; not part of make check).
 set -uo pipefail
 top=${SWIWARP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -47,7 +47,7 @@ if [ "${ROBUST_DEV:-swiwarp}" = swiwarp ]; then
 fi
 # The lab passes no environment through: put the settings on the command.
 cmd=
-for v in ROBUST_DEV ROBUST_SEED ROBUST_N ROBUST_STRICT ROBUST_MPA_TIMEOUT_MS ROBUST_TARGETS ROBUST_BAIT; do
+for v in ROBUST_DEV ROBUST_SEED ROBUST_N CHECK_STRICT ROBUST_MPA_TIMEOUT_MS ROBUST_TARGETS ROBUST_BAIT; do
 	[ -n "${!v:-}" ] && cmd+="$v=$(printf '%q' "${!v}") "
 done
 # Allocation tracking on the kmalloc caches: the slab baseline check counts

@@ -4,7 +4,7 @@
 # 60-swiwarp-basic.sh, 62-swiwarp-matrix.sh, 63-swiwarp-data.sh,
 # 64-examples.sh and 65-swiwarp-markers.sh (host side).  Source it after setting top (the source
 # tree).  It sets BUILD (unless set), lab and fails (the FAIL count the suite
-# exits on) and defines pass, fail and skip, and:
+# exits on), defines pass, fail and skip, brings tests/known-bugs.sh, and:
 #   swiwarp_suite_start NAME OUT: NAME names the suite's tests ("NAME/...");
 #     OUT becomes $out, an empty output directory.  Returns 1 after
 #     "SKIP: NAME/lab why" if swiwarp.ko, the lab or the provider is missing.
@@ -31,6 +31,8 @@
 #     was not built for it.  LAB_KVER set by the caller wins: every guest
 #     boots it, ktag is "".
 export BUILD=${BUILD:-$top/build}
+# known_bug, known_filter, ...: the reader of tests/known-bugs
+source "$top/tests/known-bugs.sh"
 lab=$top/tests/lab/lab
 fails=0
 suite=
