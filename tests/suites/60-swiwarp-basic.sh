@@ -15,7 +15,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 scen=tests/swiwarp/scenario.sh
 # shellcheck source=tests/swiwarp/suite-lib.sh
 source "$top/tests/swiwarp/suite-lib.sh"
-swiwarp_suite_start swiwarp "${BASIC_OUT:-$BUILD/lab/suite-swiwarp}" || exit 0
+swiwarp_suite_start swiwarp "$BUILD/lab/suite-swiwarp" || exit 0
 
 pcap=$out/pair.pcap
 # Both boots side by side (suite-lib.sh, run_lab_start).

@@ -37,7 +37,7 @@ out=$(mktemp -d "${TMPDIR:-/tmp}/provider-lab.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 # One boot of two guests: guest 1 runs the one-guest checks
 # (tests/provider/lab-guest.sh) before both run the rdma_cm programs.
-nice tests/lab/lab run -n 2 --name provider --timeout "${PROVIDER_LAB_TIMEOUT:-480}" \
+nice tests/lab/lab run -n 2 --name provider --timeout 480 \
 	-- tests/provider/lab-rping.sh >"$out/log" 2>&1
 rc=$?
 # lab run prints the guests' PASS/FAIL/SKIP lines and its own verdict.

@@ -25,7 +25,7 @@ export LAB_SMP=${LAB_SMP:-1}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/swiwarp/suite-lib.sh
 source "$top/tests/swiwarp/suite-lib.sh"
-swiwarp_suite_start swiwarp-matrix "${MATRIX_OUT:-$BUILD/lab/suite-matrix}" || exit 0
+swiwarp_suite_start swiwarp-matrix "$BUILD/lab/suite-matrix" || exit 0
 
 # siw with its connection settings as module parameters, so its side of
 # the wire matrix varies too; without it only swiwarp's side does.
@@ -47,7 +47,7 @@ for m in "${modes[@]}"; do
 	# not build it (about 100 s in a clean tree, as in CI; the 6.1 siw
 	# was built above by matrix-siw-params.sh).
 	[ "$m" != siw ] && [ -n "$ktag" ] && e+=(LAB_RESULT_PREFIX="$ktag") k=$kmix nosiw=1
-	LAB_NO_SIW=$nosiw run_lab_start "$m" -n 2 --kernel "$k" --timeout "${MATRIX_TIMEOUT:-900}" \
+	LAB_NO_SIW=$nosiw run_lab_start "$m" -n 2 --kernel "$k" --timeout 900 \
 		-- "${e[*]} tests/swiwarp/matrix-guest.sh $m"
 done
 for m in "${modes[@]}"; do run_lab_end "$m"; done

@@ -22,7 +22,7 @@ export LAB_SMP=${LAB_SMP:-1}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/swiwarp/suite-lib.sh
 source "$top/tests/swiwarp/suite-lib.sh"
-swiwarp_suite_start swiwarp-markers "${MARKERS_OUT:-$BUILD/lab/suite-markers}" || exit 0
+swiwarp_suite_start swiwarp-markers "$BUILD/lab/suite-markers" || exit 0
 # siw for guest 3's 6.1, built here (a no-op when up to date): with mixed
 # kernels lab run gets LAB_NO_SIW=1, or it would build siw for 6.12, which
 # no guest loads.

@@ -32,7 +32,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/swiwarp/suite-lib.sh
 source "$top/tests/swiwarp/suite-lib.sh"
 t0=$SECONDS
-swiwarp_suite_start ulp-nvmeof "${NVMEOF_OUT:-$BUILD/lab/suite-nvmeof}" || exit 0
+swiwarp_suite_start ulp-nvmeof "$BUILD/lab/suite-nvmeof" || exit 0
 for b in nvme fio rpc.nfsd mount.nfs iscsiadm iscsid; do
 	if ! command -v "$b" >/dev/null; then
 		skip ulp-nvmeof/lab "$b not installed (tools/setup-host.sh)"
@@ -62,7 +62,7 @@ fi
 # handed to the guests, whose lab_load_swiwarp loads it instead.
 # 2 GiB guests: the NFS servers' exports are tmpfs, with room for two
 # clients' large files (NFS_MB / NFS3_MB MiB for v4.2 / v3; 256 by hand).
-LAB_NO_SIW=$nosiw run_lab run -n 3 --kernel "$kmix" --mem 2048 --timeout "${NVMEOF_TIMEOUT:-1200}" -- \
+LAB_NO_SIW=$nosiw run_lab run -n 3 --kernel "$kmix" --mem 2048 --timeout 1200 -- \
 	"${SWIWARP_KO:+SWIWARP_KO=$SWIWARP_KO }LAB_RESULT_PREFIX=$ktag NVMEOF_MB=${NVMEOF_MB:-2}${NFS_MB:+ NFS_MB=$NFS_MB}${NFS3_MB:+ NFS3_MB=$NFS3_MB} tests/ulp/nvmeof-guest.sh"
 echo "ulp-nvmeof took $((SECONDS - t0)) s"
 [ $fails -eq 0 ]

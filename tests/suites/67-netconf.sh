@@ -24,7 +24,7 @@ export LAB_SMP=${LAB_SMP:-1}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/swiwarp/suite-lib.sh
 source "$top/tests/swiwarp/suite-lib.sh"
-swiwarp_suite_start netconf "${NETCONF_OUT:-$BUILD/lab/suite-netconf}" || exit 0
+swiwarp_suite_start netconf "$BUILD/lab/suite-netconf" || exit 0
 if [ ! -f "$BUILD/siw/siw.ko" ] && ! "$top/tests/lab/build-siw.sh" >"$out/build-siw.log" 2>&1; then
 	skip netconf/lab "upstream siw not built ($BUILD/siw/siw.ko, tests/lab/build-siw.sh)"
 	exit 0

@@ -20,7 +20,7 @@ export LAB_SMP=${LAB_SMP:-1}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/swiwarp/suite-lib.sh
 source "$top/tests/swiwarp/suite-lib.sh"   # pass, fail, skip, BUILD
-out=${DEB_OUT:-$BUILD/lab/suite-deb}
+out=$BUILD/lab/suite-deb
 rm -rf "$out"
 mkdir -p "$out"
 start=$(date +%s)

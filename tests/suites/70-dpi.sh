@@ -31,7 +31,7 @@ declare -A pids
 for drv in $drivers; do
 	log=$build/check-logs/70-dpi.$drv.lab.log
 	mkdir -p "$(dirname "$log")"
-	tests/lab/lab run -n 2 --name "dpi-$drv" --timeout "${DPI_LAB_TIMEOUT:-600}" -- \
+	tests/lab/lab run -n 2 --name "dpi-$drv" --timeout 600 -- \
 		"DPI_TESTS='${DPI_TESTS:-}' tests/dpi/lab-guest.sh $drv" >"$log" 2>&1 &
 	pids[$drv]=$!
 done

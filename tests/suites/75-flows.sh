@@ -90,7 +90,7 @@ for drv in $drivers; do
 	done
 	log=$build/check-logs/75-flows.$drv.lab.log
 	mkdir -p "$(dirname "$log")"
-	tests/lab/lab run -n "${FLOWS_GUESTS:-3}" --name "flows-$drv" --timeout "${FLOWS_LAB_TIMEOUT:-900}" -- \
+	tests/lab/lab run -n "${FLOWS_GUESTS:-3}" --name "flows-$drv" --timeout 900 -- \
 		"LD_LIBRARY_PATH='$snap' FLOWS_BIN='$snap' FLOWS_TESTS='$drv_tests' FLOWS_ROWS='${FLOWS_ROWS:-20000}' FLOWS_DELAY_MS='${FLOWS_DELAY_MS:-0}' tests/flows/lab-guest.sh $drv" >"$log" 2>&1
 	r=$?
 	grep -E '^(PASS|FAIL|SKIP):' "$log" | known_filter

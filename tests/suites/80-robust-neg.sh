@@ -32,6 +32,6 @@ done
 t0=$(date +%s)
 robust_mixed robust.neg "${NEG_DEV:-swiwarp}" || exit 0
 LAB_APPEND="slub_debug=FZP,kmalloc-2k${LAB_APPEND:+ $LAB_APPEND}" \
-	robust_lab robust-neg "${NEG_TIMEOUT:-900}" 2560 "${cmd}tests/robust/neg-guest.sh"
+	robust_lab robust-neg 900 2560 "${cmd}tests/robust/neg-guest.sh"
 echo "80-robust-neg: $(($(date +%s) - t0)) s"
 exit 0

@@ -53,6 +53,6 @@ done
 # Allocation tracking on the kmalloc caches: the slab baseline check counts
 # objects per call site (tests/robust/slab-lib.sh, slab_sites).
 LAB_APPEND="slub_debug=U,kmalloc-*${LAB_APPEND:+ $LAB_APPEND}" \
-	robust_lab robust "${ROBUST_TIMEOUT:-900}" "${LAB_MEM:-1024}" "${cmd}tests/robust/lab-guest.sh"
+	robust_lab robust 900 "${LAB_MEM:-1024}" "${cmd}tests/robust/lab-guest.sh"
 echo "80-robust: $(($(date +%s) - t0)) s"
 exit 0

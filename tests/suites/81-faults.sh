@@ -18,5 +18,5 @@ cd "$top" || exit 1
 source tests/robust/suite-lib.sh
 robust_prereq faults "$BUILD/tests/soak/swiwarp-soak" || exit 0
 robust_mixed faults swiwarp || exit 0
-robust_lab faults "${FAULTS_TIMEOUT:-1800}" 1024 "tests/robust/faults-guest.sh"
+robust_lab faults 1800 1024 "tests/robust/faults-guest.sh"
 exit 0

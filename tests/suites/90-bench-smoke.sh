@@ -11,7 +11,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 source "$top/tests/swiwarp/suite-lib.sh"
 py=/usr/bin/python3 # Debian's, with python3-matplotlib (tools/setup-host.sh)
-swiwarp_suite_start bench-smoke "${BENCH_SMOKE_OUT:-$BUILD/bench/smoke}" || exit 0
+swiwarp_suite_start bench-smoke "$BUILD/bench/smoke" || exit 0
 if ! $py -c 'import matplotlib' 2>/dev/null; then
 	skip bench-smoke "python3-matplotlib missing (tools/setup-host.sh)"
 	exit 0
