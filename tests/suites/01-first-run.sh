@@ -11,10 +11,11 @@
 # real /usr/src back.  One `make kernel` must then build the module.
 set -uo pipefail
 top=${SWIWARP_TOP:?}
+source "$top/tests/swiwarp/suite-lib.sh"
 name=first-run
 
 if ! unshare -m --propagation private true 2>/dev/null; then
-	echo "SKIP: $name.kernel (no mount namespaces here: unshare -m failed)"
+	skip "$name.kernel" "no mount namespaces here: unshare -m failed"
 	exit 0
 fi
 
@@ -55,9 +56,9 @@ for kv in $want; do
 	[ -f "$ko" ] || missing+=" $kv"
 done
 if [ $rc -eq 0 ] && [ -z "$missing" ]; then
-	echo "PASS: $name.kernel (one make after setup installed the headers: $(echo $want))"
+	pass "$name.kernel" "one make after setup installed the headers: $(echo $want)"
 else
-	echo "FAIL: $name.kernel (make exited $rc; no module for:${missing:- -}; last lines follow)"
+	fail "$name.kernel" "make exited $rc; no module for:${missing:- -}; last lines follow"
 	tail -n 15 "$work/make.log"
 fi
 
@@ -68,9 +69,9 @@ fi
 # expression is a backslash and a t, which let lines starting with t pass.)
 bad=$(grep -nE $'^[^\t#].*\\$\\((shell|wildcard) ' "$top/Makefile")
 if [ -z "$bad" ]; then
-	echo "PASS: $name.makefile-reads-nothing-at-parse-time"
+	pass "$name.makefile-reads-nothing-at-parse-time"
 else
-	echo "FAIL: $name.makefile-reads-nothing-at-parse-time ($bad)"
+	fail "$name.makefile-reads-nothing-at-parse-time" "$bad"
 fi
 
 # tools/setup-host.sh on a machine that never ran apt-get update (a fresh
@@ -83,7 +84,7 @@ fi
 # packages by name; and when the archive has no 6.12 kernel at all, say
 # so and fail instead of stopping without a word.
 if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: $name.setup-no-lists (needs root, as setup-host does)"
+	skip "$name.setup-no-lists" "needs root, as setup-host does"
 	exit 0
 fi
 stub=$work/stub
@@ -118,16 +119,16 @@ first=$(head -n 1 "$work/apt.log" 2>/dev/null)
 inst=$(grep '^apt-get install' "$work/apt.log" 2>/dev/null)
 if [ $rc -eq 0 ] && [ "$first" = "apt-get update -q" ] &&
 	[[ $inst == *" linux-image-6.12-amd64 "* && $inst == *" linux-headers-6.12-amd64 "* ]]; then
-	echo "PASS: $name.setup-no-lists (apt-get update first, then one install with the 6.12 kernel)"
+	pass "$name.setup-no-lists" "apt-get update first, then one install with the 6.12 kernel"
 else
-	echo "FAIL: $name.setup-no-lists (exit $rc; apt-get calls: $(tr '\n' ';' <"$work/apt.log" 2>/dev/null | cut -c1-200); output: $(tail -n 3 "$work/setup1.out" | tr '\n' ' ')"
+	fail "$name.setup-no-lists" "exit $rc; apt-get calls: $(tr '\n' ';' <"$work/apt.log" 2>/dev/null | cut -c1-200); output: $(tail -n 3 "$work/setup1.out" | tr '\n' ' ')"
 fi
 : >"$work/no612"
 setup_no_lists "$work/setup2.out"
 rc=$?
 if [ $rc -ne 0 ] && grep -q 'no Debian 6.12 kernel' "$work/setup2.out" &&
 	! grep -q '^apt-get install' "$work/apt.log" 2>/dev/null; then
-	echo "PASS: $name.setup-no-6.12-says-why"
+	pass "$name.setup-no-6.12-says-why"
 else
-	echo "FAIL: $name.setup-no-6.12-says-why (exit $rc, output: $(tail -n 2 "$work/setup2.out" | tr '\n' ' '))"
+	fail "$name.setup-no-6.12-says-why" "exit $rc, output: $(tail -n 2 "$work/setup2.out" | tr '\n' ' ')"
 fi

@@ -51,29 +51,11 @@ if grep -q 'No tests were found' ctest.log; then
 	exit 1
 fi
 # Known bugs (tests/known-bugs, "asan.NAME"): a FAIL becomes a SKIP.
-# nskipped: the tests whose lines say why ctest did not exit 0 but for FAILs.
-nskipped=0
-while read -r status name; do
-	case $status in
-	Passed) pass "asan.$name" ;;
-	Not | Skipped)
-		skip "asan.$name" "(skipped by the test itself)"
-		nskipped=$((nskipped + 1))
-		;;
-	*)
-		if why=$(known_bug "asan.$name"); then
-			skip "asan.$name" "known bug: $why (CHECK_STRICT=1 runs it)"
-			nskipped=$((nskipped + 1))
-		else
-			fail "asan.$name" "$status under ASan/UBSan; see $abuild/ctest.log"
-		fi
-		;;
-	esac
-done < <(sed -nE 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) \.+ *(\*\*\*)?([A-Za-z]+).*$/\3 \1/p' ctest.log)
+ctest_verdicts "$abuild/ctest.log" asan.
 # Every sanitizer report aborts its test (halt_on_error, LSan's exit code),
 # so the per-test verdicts above cover them; ctest's own status is the net
 # for a failure no line accounts for.
-if [ $rc -ne 0 ] && [ $fails -eq 0 ] && [ $nskipped -eq 0 ]; then
+if [ $rc -ne 0 ] && [ $fails -eq 0 ] && [ $ctest_skipped -eq 0 ]; then
 	fail asan.ctest "ctest exited $rc, yet no test failed; see $abuild/ctest.log"
 fi
 [ $fails -eq 0 ]

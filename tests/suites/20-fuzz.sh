@@ -9,6 +9,7 @@
 # $BUILD/fuzz/artifacts/.  One PASS/FAIL line per target.
 set -uo pipefail
 top=${SWIWARP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+source "$top/tests/swiwarp/suite-lib.sh"
 build=${BUILD:-$top/build}
 out=$build/fuzz
 seconds=${FUZZ_SECONDS:-15}
@@ -18,11 +19,11 @@ mkdir -p "$out/artifacts"
 "$top/tests/fuzz/build.sh" "$out" >"$out/build.log" 2>&1
 rc=$?
 if [ $rc -eq 77 ]; then
-	for t in "${targets[@]}"; do echo "SKIP: fuzz.$t no clang installed"; done
+	for t in "${targets[@]}"; do skip "fuzz.$t" "no clang installed"; done
 	exit 0
 elif [ $rc -ne 0 ]; then
 	cat "$out/build.log"
-	echo "FAIL: fuzz.build (see $out/build.log)"
+	fail "fuzz.build" "see $out/build.log"
 	exit 1
 fi
 
@@ -50,10 +51,10 @@ for t in "${targets[@]}"; do
 	runs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+).*/\1/p' "$log" | tail -1)
 	if [ "$rc" = 0 ] && [ -n "$runs" ] && [ "$runs" -gt 0 ]; then
 		echo "fuzz.$t: $runs executions in ${seconds}s, no crash"
-		echo "PASS: fuzz.$t"
+		pass "fuzz.$t"
 	else
 		tail -30 "$log"
-		echo "FAIL: fuzz.$t (exit $rc; log $log, inputs in $out/artifacts)"
+		fail "fuzz.$t" "exit $rc; log $log, inputs in $out/artifacts"
 	fi
 done
 exit 0

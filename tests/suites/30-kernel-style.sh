@@ -8,6 +8,7 @@
 # installed linux-source (extracted into build/, never committed).
 set -uo pipefail
 top=${SWIWARP_TOP:?}
+source "$top/tests/swiwarp/suite-lib.sh"
 build=${BUILD:?}
 cd "$top" || exit 1
 t0=$(date +%s)
@@ -16,7 +17,7 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 kernels=$(tools/kernels.sh headers)
 if [ -z "$kernels" ]; then
-	echo "FAIL: kernel.headers (no kernel headers installed)"
+	fail "kernel.headers" "no kernel headers installed"
 	exit 0
 fi
 # W=1 + sparse in a scratch copy per kernel, so the tree's own builds stay
@@ -31,14 +32,14 @@ while read -r kver kdir; do
 		log=$s/build-$n.log
 		if nice make -C "$kdir" M="$s/$m" W=1 C=2 -j2 modules >"$log" 2>&1; then
 			if grep -E 'warning:|error:' "$log"; then
-				echo "FAIL: $n.w1-sparse-clean.$kver"
+				fail "$n.w1-sparse-clean.$kver"
 			else
-				echo "PASS: $n.w1-sparse-clean.$kver"
+				pass "$n.w1-sparse-clean.$kver"
 			fi
 		else
 			grep -E 'warning:|error:' "$log" | head -n 30
 			tail -n 5 "$log"
-			echo "FAIL: $n.w1-build.$kver"
+			fail "$n.w1-build.$kver"
 		fi
 	done
 done <<<"$kernels"
@@ -59,7 +60,7 @@ for src in /usr/src/linux-source-*.tar.xz; do
 	cps+=("$cp_dir/scripts/checkpatch.pl")
 done
 if [ ${#cps[@]} -eq 0 ]; then
-	echo "FAIL: kernel.checkpatch (no linux-source package is installed)"
+	fail "kernel.checkpatch" "no linux-source package is installed"
 	exit 0
 fi
 # checkpatch is one perl process per file and version: run them
@@ -81,10 +82,10 @@ for f in $files; do
 		if [ -f "$o" ]; then out+=$(cat "$o"); else out+="($cp did not run on $f)"; fi
 	done
 	if [ -z "$out" ]; then
-		echo "PASS: kernel.checkpatch.$f"
+		pass "kernel.checkpatch.$f"
 	else
 		echo "$out"
-		echo "FAIL: kernel.checkpatch.$f"
+		fail "kernel.checkpatch.$f"
 	fi
 done
 echo "30-kernel-style: $(echo "$kernels" | wc -l) kernels, ${#cps[@]} checkpatch versions, $(($(date +%s) - t0))s"

@@ -1,10 +1,10 @@
 # shellcheck shell=bash
-# Shared by tests/suites/50-lab-siw.sh (run_lab*, pass, fail only),
-# 40-dissector.sh and 50-lab-selftest.sh (pass, fail, skip only),
-# 60-swiwarp-basic.sh, 62-swiwarp-matrix.sh, 63-swiwarp-data.sh,
-# 64-examples.sh and 65-swiwarp-markers.sh (host side).  Source it after setting top (the source
-# tree).  It sets BUILD (unless set), lab and fails (the FAIL count the suite
-# exits on), defines pass, fail and skip, brings tests/known-bugs.sh, and:
+# The host side of the suites (tests/suites/*.sh) takes its helpers from
+# here; the robustness suites add tests/robust/suite-lib.sh.  Source it
+# after setting top (the source tree).  It sets BUILD (unless set), lab
+# and fails (the FAIL count the suite exits on), defines pass NAME [NOTE], fail NAME [WHY] and skip NAME WHY,
+# brings tests/known-bugs.sh, and:
+#   ctest_verdicts LOG PREFIX: the PASS/FAIL/SKIP lines of a CTest run.
 #   swiwarp_suite_start NAME OUT: NAME names the suite's tests ("NAME/...");
 #     OUT becomes $out, an empty output directory.  Returns 1 after
 #     "SKIP: NAME/lab why" if swiwarp.ko, the lab or the provider is missing.
@@ -38,9 +38,36 @@ fails=0
 suite=
 out=
 
-pass() { echo "PASS: $1"; }
+pass() { echo "PASS: $1${2:+ ($2)}"; }
 fail() { echo "FAIL: $1${2:+ [$2]}"; fails=$((fails + 1)); }
-skip() { echo "SKIP: $1 $2"; }
+skip() { echo "SKIP: $1 ${2:-}"; }
+
+# ctest_verdicts LOG PREFIX: one line per test of the CTest output in LOG,
+# named PREFIX and the test's name; the FAIL of a known bug is a SKIP.
+# Sets ctest_skipped to the tests reported as SKIP (so a caller can tell
+# whether they explain a nonzero exit status of ctest).
+ctest_verdicts() {
+	local status name why
+	ctest_skipped=0
+	# "  1/12 Test  #3: wire.crc32c .........   Passed    0.01 sec"
+	while read -r status name; do
+		case $status in
+		Passed) pass "$2$name" ;;
+		Not | Skipped)
+			skip "$2$name" "(skipped by the test itself)"
+			ctest_skipped=$((ctest_skipped + 1))
+			;;
+		*)
+			if why=$(known_bug "$2$name"); then
+				skip "$2$name" "known bug: $why (CHECK_STRICT=1 runs it)"
+				ctest_skipped=$((ctest_skipped + 1))
+			else
+				fail "$2$name" "$status; see $1"
+			fi
+			;;
+		esac
+	done < <(sed -nE 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) \.+ *(\*\*\*)?([A-Za-z]+).*$/\3 \1/p' "$1")
+}
 
 swiwarp_suite_start() {
 	suite=$1 out=$2
