@@ -5,7 +5,8 @@
 # (tests/known-bugs) as SKIPs.
 # robust_mixed NAME (below) first puts guest 2 on 6.12: robust_lab then
 # boots the guests on $kmix and names the results with $ktag in front.
-source "$(dirname "${BASH_SOURCE[0]}")/../known-bugs.sh"
+# pass/fail/skip, suite_missing and tests/known-bugs.sh (callers set top)
+source "$top/tests/swiwarp/suite-lib.sh"
 robust_lab() {
 	local name=$1 tmo=$2 mem=$3 cmd=$4 out rc
 	out=$(mktemp -d "${TMPDIR:-/tmp}/$name.XXXXXX")
@@ -19,24 +20,19 @@ robust_lab() {
 	grep -vE '^(PASS|FAIL|SKIP):' "$out/log"
 	grep -E '^(PASS|FAIL|SKIP):' "$out/log" | known_filter "${ktag:-}"
 	if [ $rc -ne 0 ] && ! grep -q '^FAIL:' "$out/log"; then
-		echo "FAIL: $name.lab [lab run exited $rc]"
+		fail "$name.lab" "lab run exited $rc"
 	fi
 	rm -rf "$out"
 }
 
-# robust_prereq BIN...: print SKIP and return 1 if the lab, a program or
-# swiwarp.ko is missing.
+# robust_prereq NAME BIN...: print SKIP and return 1 if the lab, a program
+# or swiwarp.ko is missing.
 robust_prereq() {
-	local name=$1 f k
+	local name=$1 why
 	shift
-	[ -x tests/lab/lab ] || { echo "SKIP: $name.all (no lab: tests/lab/lab missing)"; return 1; }
-	for f in "$@"; do
-		[ -x "$f" ] || { echo "SKIP: $name.all (not built: $f; run make all)"; return 1; }
-	done
-	for k in "${SWIWARP_KO:-}" kernel/swiwarp.ko "$BUILD/kernel/swiwarp.ko"; do
-		[ -n "$k" ] && [ -f "$k" ] && return 0
-	done
-	echo "SKIP: $name.all (swiwarp.ko not built yet)"
+	why=$(suite_missing "$@")
+	[ -z "$why" ] && return 0
+	skip "$name.all" "($why)"
 	return 1
 }
 

@@ -12,26 +12,18 @@ set -uo pipefail
 # "The time budget of make check"); LAB_SMP overrides it.
 export LAB_SMP=${LAB_SMP:-1}
 top=${SWIWARP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-export BUILD=${BUILD:-$top/build}
+source "$top/tests/swiwarp/suite-lib.sh"
 cd "$top" || exit 1
 
-names=(device_up ibv_devices ibv_devinfo verbs fastpath_no_syscalls rping ib_write_bw
-	doorbell_on_idle)
-skip_all() {
-	for n in "${names[@]}"; do echo "SKIP: provider.lab.$n $1"; done
+why=$(suite_missing "$BUILD/userspace/provider/libswiwarp-rdmav34.so" \
+	"$BUILD/tests/provider/provider_lab_verbs")
+if [ -n "$why" ]; then
+	for n in device_up ibv_devices ibv_devinfo verbs fastpath_no_syscalls rping ib_write_bw \
+		doorbell_on_idle; do
+		skip "provider.lab.$n" "($why)"
+	done
 	exit 0
-}
-
-[ -x tests/lab/lab ] || skip_all "(no lab: tests/lab/lab missing)"
-for f in "$BUILD/userspace/provider/libswiwarp-rdmav34.so" \
-	"$BUILD/tests/provider/provider_lab_verbs"; do
-	[ -f "$f" ] || skip_all "(not built: $f; run make all)"
-done
-ko=
-for k in "${SWIWARP_KO:-}" kernel/swiwarp.ko "$BUILD/kernel/swiwarp.ko"; do
-	[ -n "$k" ] && [ -f "$k" ] && ko=$k && break
-done
-[ -n "$ko" ] || skip_all "(swiwarp.ko not built yet)"
+fi
 
 out=$(mktemp -d "${TMPDIR:-/tmp}/provider-lab.XXXXXX")
 trap 'rm -rf "$out"' EXIT
@@ -43,6 +35,6 @@ rc=$?
 # lab run prints the guests' PASS/FAIL/SKIP lines and its own verdict.
 cat "$out/log"
 if [ $rc -ne 0 ] && ! grep -q '^FAIL:' "$out/log"; then
-	echo "FAIL: provider.lab.run [lab run exited $rc]"
+	fail provider.lab.run "lab run exited $rc"
 fi
 exit 0

@@ -26,7 +26,7 @@ if [ "${ROBUST_DEV:-swiwarp}" = swiwarp ]; then
 	robust_prereq robust "$BUILD/tools/hostile/hostile" "$BUILD/tests/robust/robust-prot" || exit 0
 else
 	for f in "$BUILD/tools/hostile/hostile" "$BUILD/tests/robust/robust-prot"; do
-		[ -x "$f" ] || { echo "SKIP: robust.all (not built: $f; run make all)"; exit 0; }
+		[ -x "$f" ] || { skip robust.all "(not built: $f; run make all)"; exit 0; }
 	done
 fi
 t0=$(date +%s)
@@ -37,8 +37,6 @@ robust_mixed robust "${ROBUST_DEV:-swiwarp}" || exit 0
 # atomic-verify -b (tests/swiwarp/atomic-verify.c), built as 63-swiwarp-data
 # builds it.  swiwarp only: siw has no RFC 7306.
 if [ "${ROBUST_DEV:-swiwarp}" = swiwarp ]; then
-	# shellcheck source=tests/swiwarp/suite-lib.sh
-	source tests/swiwarp/suite-lib.sh
 	suite=robust
 	out=$BUILD/lab/robust-bait
 	mkdir -p "$out"

@@ -5,6 +5,7 @@
 # and fails (the FAIL count the suite exits on), defines pass NAME [NOTE], fail NAME [WHY] and skip NAME WHY,
 # brings tests/known-bugs.sh, and:
 #   ctest_verdicts LOG PREFIX: the PASS/FAIL/SKIP lines of a CTest run.
+#   suite_missing FILE...: why a lab suite cannot run, if it cannot.
 #   swiwarp_suite_start NAME OUT: NAME names the suite's tests ("NAME/...");
 #     OUT becomes $out, an empty output directory.  Returns 1 after
 #     "SKIP: NAME/lab why" if swiwarp.ko, the lab or the provider is missing.
@@ -69,20 +70,31 @@ ctest_verdicts() {
 	done < <(sed -nE 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) \.+ *(\*\*\*)?([A-Za-z]+).*$/\3 \1/p' "$1")
 }
 
+# suite_missing FILE...: why a lab suite cannot run (the lab, swiwarp.ko or
+# one of the FILEs missing); nothing when it can.
+suite_missing() {
+	local f k
+	if [ ! -x "$lab" ]; then
+		echo "no lab: tests/lab/lab missing"
+		return
+	fi
+	for f in "$@"; do
+		[ -e "$f" ] || { echo "not built: $f; run make all"; return; }
+	done
+	for k in "${SWIWARP_KO:-}" "$top/kernel/swiwarp.ko" "$BUILD/kernel/swiwarp.ko"; do
+		[ -n "$k" ] && [ -f "$k" ] && return
+	done
+	echo "swiwarp.ko not built (make kernel)"
+}
+
 swiwarp_suite_start() {
+	local why
 	suite=$1 out=$2
 	rm -rf "$out"
 	mkdir -p "$out"
-	if [ ! -f "$top/kernel/swiwarp.ko" ]; then
-		skip "$suite/lab" "kernel/swiwarp.ko not built (make kernel)"
-		return 1
-	fi
-	if [ ! -x "$lab" ]; then
-		skip "$suite/lab" "tests/lab/lab missing"
-		return 1
-	fi
-	if [ ! -f "$BUILD/userspace/provider/libswiwarp-rdmav34.so" ]; then
-		skip "$suite/lab" "provider $BUILD/userspace/provider/libswiwarp-rdmav34.so not built"
+	why=$(suite_missing "$BUILD/userspace/provider/libswiwarp-rdmav34.so")
+	if [ -n "$why" ]; then
+		skip "$suite/lab" "$why"
 		return 1
 	fi
 }
