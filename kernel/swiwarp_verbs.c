@@ -983,6 +983,7 @@ int swiwarp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		      const struct ib_send_wr **bad)
 {
 	struct swiwarp_qp *qp = to_sqp(ibqp);
+	enum swiwarp_qp_state state;
 	unsigned long flags;
 	int rv = 0;
 
@@ -997,13 +998,18 @@ int swiwarp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		return 0;
 	}
 
-	down_read(&qp->state_lock);
-	if (qp->state != SWIWARP_QP_RTS && qp->state != SWIWARP_QP_ERROR) {
-		up_read(&qp->state_lock);
+	/*
+	 * Kernel consumers post from contexts that must not sleep (nvme-rdma
+	 * from blk-mq dispatch under rcu_read_lock, CQ handlers in softirq),
+	 * so no state_lock here.  The state is read once, as it was under the
+	 * lock, which was dropped before posting anyway: every write of it is
+	 * a WRITE_ONCE under state_lock (swiwarp_qp_set_state).
+	 */
+	state = READ_ONCE(qp->state);
+	if (state != SWIWARP_QP_RTS && state != SWIWARP_QP_ERROR) {
 		*bad = wr;
 		return -ENOTCONN;
 	}
-	up_read(&qp->state_lock);
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	for (; wr; wr = wr->next) {
@@ -1083,11 +1089,16 @@ int swiwarp_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	}
 	rv = swiwarp_ring_post_recv(qp->recvq, qp->num_rqe, &qp->rq_put,
 				    &qp->rq_lock, wr, bad);
-	/* Receives posted to a QP in ERROR complete as flushed at once. */
-	down_read(&qp->state_lock);
-	if (qp->state == SWIWARP_QP_ERROR)
+	/*
+	 * Receives posted to a QP in ERROR complete as flushed at once.  Not
+	 * under state_lock, for the same reason as in swiwarp_post_send():
+	 * ERROR only ends by the consumer's own modify to RESET, and the
+	 * flush serialises with any other on rx_lock.  A transition to ERROR
+	 * running now sets the state after this receive is in the ring and
+	 * flushes after that, so the receive is flushed either way.
+	 */
+	if (READ_ONCE(qp->state) == SWIWARP_QP_ERROR)
 		swiwarp_qp_flush(qp);
-	up_read(&qp->state_lock);
 	return rv;
 }
 
