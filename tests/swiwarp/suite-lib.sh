@@ -2,8 +2,8 @@
 # The host side of the suites (tests/suites/*.sh) takes its helpers from
 # here; the robustness suites add tests/robust/suite-lib.sh.  Source it
 # after setting top (the source tree).  It sets BUILD (unless set), lab
-# and fails (the FAIL count the suite exits on), defines pass NAME [NOTE], fail NAME [WHY] and skip NAME WHY,
-# brings tests/known-bugs.sh, and:
+# and fails (the FAIL count the suite exits on), defines pass NAME [NOTE],
+# fail NAME [WHY] and skip NAME WHY, brings tests/known-bugs.sh, and:
 #   ctest_verdicts LOG PREFIX: the PASS/FAIL/SKIP lines of a CTest run.
 #   suite_missing FILE...: why a lab suite cannot run, if it cannot.
 #   swiwarp_suite_start NAME OUT: NAME names the suite's tests ("NAME/...");
