@@ -9,6 +9,8 @@
 #   known_norun_under PFX  the [norun] entries whose pattern starts with PFX,
 #                          PFX taken off, one per line (for a program's own
 #                          exclusion list, which wants plain names)
+#   known_skip_note WHY    the note of a known bug's SKIP line, the same
+#                          everywhere: "known bug: WHY (CHECK_STRICT=1 runs it)"
 #   known_filter [TAG]     copies result lines from stdin to stdout and turns
 #                          the FAIL of a known bug into "SKIP: NAME known
 #                          bug: REASON"; TAG is taken off the front of NAME
@@ -45,6 +47,8 @@ known_norun_under() {
 	return 0
 }
 
+known_skip_note() { echo "known bug: $1 (CHECK_STRICT=1 runs it)"; }
+
 known_filter() {
 	local line name why
 	while IFS= read -r line; do
@@ -52,7 +56,7 @@ known_filter() {
 			name=${line#FAIL: }
 			name=${name%% *}
 			if why=$(known_bug "${name#"${1:-}"}"); then
-				line="SKIP: $name known bug: $why (CHECK_STRICT=1 runs it)"
+				line="SKIP: $name $(known_skip_note "$why")"
 			fi
 		fi
 		printf '%s\n' "$line"

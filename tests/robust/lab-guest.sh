@@ -184,7 +184,7 @@ target_phase() {
 attacker_phase() {
 	local line
 	for line in "${norun[@]}"; do
-		lab_skip "$p.hostile.${line%%$'\t'*}" "known bug: ${line#*$'\t'} (CHECK_STRICT=1 runs it)"
+		lab_skip "$p.hostile.${line%%$'\t'*}" "$(known_skip_note "${line#*$'\t'}")"
 	done
 	lab_barrier "$ph-listen" 300
 	# -T bounds the stalling cases (mpa.silent, pdlen_past_frame, ...):

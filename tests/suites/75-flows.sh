@@ -83,7 +83,7 @@ for drv in $drivers; do
 	drv_tests=
 	for t in $guest_tests; do
 		if [ -z "${FLOWS_TESTS:-}" ] && why=$(known_norun "flows.$drv.$t"); then
-			skip "flows.$drv.$t" "known bug: $why (CHECK_STRICT=1 runs it)"
+			skip "flows.$drv.$t" "$(known_skip_note "$why")"
 		else
 			drv_tests+="${drv_tests:+ }$t"
 		fi

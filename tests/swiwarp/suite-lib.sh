@@ -60,7 +60,7 @@ ctest_verdicts() {
 			;;
 		*)
 			if why=$(known_bug "$2$name"); then
-				skip "$2$name" "known bug: $why (CHECK_STRICT=1 runs it)"
+				skip "$2$name" "$(known_skip_note "$why")"
 				ctest_skipped=$((ctest_skipped + 1))
 			else
 				fail "$2$name" "$status; see $1"
