@@ -33,9 +33,27 @@ lab_verbs_up "$dev" "$p" "$neg" "$limits" "$safety" "$listeners" || exit 0
 # siw logs no Terminates: no kernel-log checks there
 noterm=0
 [ "$dev" = siw ] && noterm=1
-# rename: robust-neg's own result lines under this run's names, with
-# $LAB_RESULT_PREFIX in front as lab_pass puts it
-rename() { sed -e "s/robust\.neg\./$p./" -e "s#^\(PASS\|FAIL\|SKIP\): #&${LAB_RESULT_PREFIX:-}#"; }
+# neg_take OUT NAME RC [WANT]: show what a test program wrote to
+# $LAB_OUT/OUT.out and add its result lines to this guest's results under
+# this run's names (robust.neg. becomes $p., with $LAB_RESULT_PREFIX in
+# front as lab_pass puts it).  NAME fails when the program exited non-zero
+# (RC) without a FAIL of its own, or wrote no line matching WANT (an
+# extended regex; by default any result line): it crashed, hung or never
+# ran.  Returns 1 when it failed NAME.
+neg_take() {
+	local out=$LAB_OUT/$1.out
+	cat "$out"
+	grep -E '^(PASS|FAIL|SKIP):' "$out" |
+		sed -e "s/robust\.neg\./$p./" -e "s#^[A-Z]*: #&${LAB_RESULT_PREFIX:-}#" >>"$LAB_OUT/results"
+	if [ "$3" -ne 0 ] && ! grep -q '^FAIL:' "$out"; then
+		lab_fail "$2" "exit $3 (124: timeout, >128: signal): $(tail -n 1 "$out")"
+	elif ! grep -qE "${4:-^(PASS|FAIL|SKIP): }" "$out"; then
+		lab_fail "$2" "did not run (exit $3): $(tail -n 1 "$out")"
+	else
+		return 0
+	fi
+	return 1
+}
 # cases tests/known-bugs marks [norun] ("robust.neg.CASE") are left out
 # (they take the guest down)
 skip=$(known_norun_under robust.neg. | tr '\n' ',')
@@ -62,10 +80,7 @@ neg_memcg() {
 	fi
 	timeout 120 bash -c "echo \$\$ >$cg/cgroup.procs && exec $limits memcg" \
 		>"$LAB_OUT/neg-memcg.out" 2>&1
-	cat "$LAB_OUT/neg-memcg.out"
-	rename <"$LAB_OUT/neg-memcg.out" | grep -E '^(PASS|FAIL|SKIP):' >>"$LAB_OUT/results"
-	grep -qE '^(PASS|FAIL): robust.neg.regfail.memcg ' "$LAB_OUT/neg-memcg.out" ||
-		lab_fail "$p.regfail.memcg" "did not run: $(tail -n 1 "$LAB_OUT/neg-memcg.out")"
+	neg_take neg-memcg "$p.regfail.memcg" $? '^(PASS|FAIL): robust.neg.regfail.memcg '
 	grep -E '^(oom|max|oom_kill) ' $cg/memory.events | tr '\n' ' '
 	sleep 1
 	left=$(($(cat $cg/memory.current) / 1024))
@@ -105,20 +120,12 @@ neg_safety() {
 	for c in connfail mraccess qpfail qpbind qpreuse qpreset; do
 		timeout 120 "$safety" $c "$(case $c in mraccess | qpbind | qpreuse | qpreset) echo "$LAB_IP" ;; *) echo "$bc" ;; esac)" \
 			>"$LAB_OUT/neg-safety-$c.out" 2>&1
-		rc=$?
-		cat "$LAB_OUT/neg-safety-$c.out"
-		rename <"$LAB_OUT/neg-safety-$c.out" | grep -E '^(PASS|FAIL|SKIP):' >>"$LAB_OUT/results"
-		grep -qE '^(PASS|FAIL): ' "$LAB_OUT/neg-safety-$c.out" ||
-			lab_fail "$p.safety.$c" "did not run (exit $rc): $(tail -n 1 "$LAB_OUT/neg-safety-$c.out")"
+		neg_take "neg-safety-$c" "$p.safety.$c" $? '^(PASS|FAIL): '
 	done
 	timeout 60 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 		--bounding-set=-all "$(lab_world_copy "$safety")" cqflush - \
 		>"$LAB_OUT/neg-safety-cqflush.out" 2>&1
-	rc=$?
-	cat "$LAB_OUT/neg-safety-cqflush.out"
-	rename <"$LAB_OUT/neg-safety-cqflush.out" | grep -E '^(PASS|FAIL|SKIP):' >>"$LAB_OUT/results"
-	grep -qE '^(PASS|FAIL): ' "$LAB_OUT/neg-safety-cqflush.out" ||
-		lab_fail "$p.safety.cqflush" "did not run (exit $rc): $(tail -n 1 "$LAB_OUT/neg-safety-cqflush.out")"
+	neg_take neg-safety-cqflush "$p.safety.cqflush" $? '^(PASS|FAIL): '
 }
 
 # Issue 15 item 3: the raw ring ABI abused by an unprivileged user
@@ -152,11 +159,11 @@ neg_ring() {
 		timeout 240 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 			--bounding-set=-all "$ra_w" $c "$a" >"$LAB_OUT/ring-$c.out" 2>&1
 		rc=$?
-		cat "$LAB_OUT/ring-$c.out"
-		rename <"$LAB_OUT/ring-$c.out" | grep -E '^(PASS|FAIL|SKIP):' >>"$LAB_OUT/results"
 		n1=$(dmesg | grep -cE "$bad")
-		if [ $rc -gt 1 ] || { [ $rc -eq 1 ] && ! grep -q '^FAIL:' "$LAB_OUT/ring-$c.out"; }; then
-			lab_fail "$p.ring.$c.exit" "exit $rc (124: timeout, >128: signal)"
+		if ! neg_take "ring-$c" "$p.ring.$c.exit" $rc; then
+			:
+		elif [ $rc -gt 1 ]; then
+			lab_fail "$p.ring.$c.exit" "exit $rc (124: timeout, >128: signal) after a FAIL"
 		elif [ "$n1" -gt "$n0" ]; then
 			lab_fail "$p.ring.$c.kernel" "$((n1 - n0)) new kernel report line(s): $(dmesg | grep -E "$bad" | tail -n 1)"
 		else
@@ -220,11 +227,7 @@ neg_failnth() {
 		return
 	fi
 	timeout 1200 "$fn" "$LAB_IP" 7191 >"$LAB_OUT/failnth.out" 2>&1
-	rc=$?
-	cat "$LAB_OUT/failnth.out"
-	rename <"$LAB_OUT/failnth.out" | grep -E '^(PASS|FAIL|SKIP):' >>"$LAB_OUT/results"
-	[ $rc -ne 0 ] && ! grep -q '^FAIL:' "$LAB_OUT/failnth.out" &&
-		lab_fail "$p.failnth" "exit $rc (124: timeout, >128: signal): $(tail -n 1 "$LAB_OUT/failnth.out")"
+	neg_take failnth "$p.failnth" $?
 
 	neg_fault_aimed
 }
@@ -370,22 +373,14 @@ elif [ "$LAB_ID" = 1 ]; then
 	lab_wait_listen $port 30
 	lab_barrier listen 300
 	wait $spid
-	rc=$?
-	cat "$LAB_OUT/neg-server.out"
-	rename <"$LAB_OUT/neg-server.out" | grep -E '^(PASS|FAIL|SKIP):' >>"$LAB_OUT/results"
-	[ $rc -ne 0 ] && ! grep -q '^FAIL:' "$LAB_OUT/neg-server.out" &&
-		lab_fail "$p.server" "exit $rc"
+	neg_take neg-server "$p.server" $?
 	neg_failnth
 	lab_barrier "done" "$LAB_TIMEOUT"
 else
 	lab_barrier listen 300
 	NEG_NOTERM=$noterm timeout 600 "$neg" client "$LAB_PEER_IP" $port $big \
 		>"$LAB_OUT/neg-client.out" 2>&1
-	rc=$?
-	cat "$LAB_OUT/neg-client.out"
-	rename <"$LAB_OUT/neg-client.out" | grep -E '^(PASS|FAIL|SKIP):' >>"$LAB_OUT/results"
-	[ $rc -ne 0 ] && ! grep -q '^FAIL:' "$LAB_OUT/neg-client.out" &&
-		lab_fail "$p.client" "exit $rc"
+	neg_take neg-client "$p.client" $?
 	# Registration limits, no peer.  Unprivileged (nobody, no capabilities,
 	# so no CAP_IPC_LOCK) with a 64 KiB RLIMIT_MEMLOCK.
 	chmod 0666 /dev/infiniband/uverbs* 2>/dev/null
@@ -393,14 +388,9 @@ else
 	timeout 60 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 		--bounding-set=-all bash -c "ulimit -l 64 && exec $limits_world memlock" \
 		>"$LAB_OUT/neg-memlock.out" 2>&1
-	cat "$LAB_OUT/neg-memlock.out"
-	rename <"$LAB_OUT/neg-memlock.out" | grep -E '^(PASS|FAIL|SKIP):' >>"$LAB_OUT/results"
-	grep -q '^PASS: robust.neg.memlock.over' "$LAB_OUT/neg-memlock.out" ||
-		grep -q '^FAIL:' "$LAB_OUT/neg-memlock.out" ||
-		lab_fail "$p.memlock" "did not run: $(tail -n 1 "$LAB_OUT/neg-memlock.out")"
+	neg_take neg-memlock "$p.memlock" $? '^(PASS: robust.neg.memlock.over|FAIL:)'
 	timeout 120 "$limits" regfail >"$LAB_OUT/neg-regfail.out" 2>&1
-	cat "$LAB_OUT/neg-regfail.out"
-	rename <"$LAB_OUT/neg-regfail.out" | grep -E '^(PASS|FAIL|SKIP):' >>"$LAB_OUT/results"
+	neg_take neg-regfail "$p.regfail" $?
 	neg_memcg
 	neg_safety
 	neg_ring
@@ -429,12 +419,8 @@ fi
 # time into $LAB_OUT/OUT.out, take its results (NAME fails if it exits
 # non-zero without a FAIL of its own), then meet the peer at churn-done.
 churn_run() {
-	local rc
 	timeout $((churn_s + 120)) "$listeners" "$1" "$2" $cport "$churn_s" >"$LAB_OUT/$3.out" 2>&1
-	rc=$?
-	cat "$LAB_OUT/$3.out"
-	rename <"$LAB_OUT/$3.out" | grep -E '^(PASS|FAIL|SKIP):' >>"$LAB_OUT/results"
-	[ $rc -ne 0 ] && ! grep -q '^FAIL:' "$LAB_OUT/$3.out" && lab_fail "$4" "exit $rc"
+	neg_take "$3" "$4" $?
 	lab_barrier churn-done 300
 }
 lab_barrier churn 300
