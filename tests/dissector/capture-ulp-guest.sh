@@ -20,10 +20,18 @@
 #               before the reply's Send): the chunks the plugin hands to
 #               Wireshark's rpcordma to stitch into the RPC messages
 #               (Documentation/dissector.md, issue 14)
+#   port 3260   iSER: LIO's iSER target with one 8 MiB fileio LUN,
+#               open-iscsi's iSER initiator logs in, one 4 KiB O_DIRECT
+#               write of a fourth pattern at 1 MiB (LBA 2048 in 512-byte
+#               sectors), read back O_DIRECT and compared, logout.  The
+#               write's data goes to the target by an RDMA Read (or in
+#               the command's Send, as immediate data), the read's by an
+#               RDMA Write, the SCSI commands and responses in Sends
 # The NFS server comes up at boot, before the NVMe exchange: a fresh nfsd
 # refuses OPENs for its grace period (10 s, tests/ulp/nfsrdma.sh).
 source "$LAB_TOP/tests/lab/lib.sh"
 source "$LAB_TOP/tests/ulp/nfsrdma.sh"
+source "$LAB_TOP/tests/ulp/iser.sh"
 work=$LAB_OUT/cap
 mkdir -p "$work"
 # target_up, connect, disconnect (results nvmeof/capture/...)
@@ -40,6 +48,7 @@ if [ "$LAB_ID" = 1 ]; then
 else
 	modprobe nvme-rdma || lab_fail "capture-ulp/modprobe-g2" nvme-rdma
 	nfs_client_prepare || lab_fail "capture-ulp/modprobe-g2" "rpcrdma/nfsv4"
+	iser_initiator_prepare || lab_fail "capture-ulp/modprobe-g2" "ib_iser/iscsid"
 fi
 mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
 
@@ -55,6 +64,7 @@ if [ "$LAB_ID" = 1 ]; then
 	lab_check capture-ulp/nvme-target-up nvme_target_up
 	nfs_server_up 16 >"$work/nfs-server-up.log" 2>&1 ||
 		lab_fail capture-ulp/nfs-server-up "$(tail -n 2 "$work/nfs-server-up.log" | tr '\n' ' ')"
+	ISER_DISK_MB=8 lab_check capture-ulp/iser-target-up iser_target_up 2
 fi
 lab_barrier targets 300 || lab_fail "capture-ulp/barrier-targets-g$LAB_ID" "$LAB_BARRIER_WHY"
 
@@ -98,8 +108,29 @@ nfs_exchange() {
 	lab_check capture-ulp/nfs-umount umount "$mnt"
 }
 
+iser_exchange() {
+	local iqn dev at=$((1024 * 1024)) p=$iser_ip:$iser_port
+	iqn=$(iser_iqn 2)
+	pattern "swiwarp iser golden capture...." 4096 >"$work/iser-pattern"
+	if ! iscsiadm -m node -o new -T "$iqn" -p "$p" -I iser >"$work/iser-login.log" 2>&1 ||
+		! timeout 120 iscsiadm -m node -T "$iqn" -p "$p" -I iser --login >>"$work/iser-login.log" 2>&1 ||
+		! dev=$(iser_wait_disk "$iqn"); then
+		lab_fail capture-ulp/iser-login "$(tr '\n' ' ' <"$work/iser-login.log" | cut -c1-200)"
+		return 1
+	fi
+	lab_pass capture-ulp/iser-login
+	lab_check capture-ulp/iser-write dd if="$work/iser-pattern" of="$dev" bs=4096 count=1 \
+		seek=$((at / 4096)) oflag=direct status=none
+	lab_check capture-ulp/iser-read dd if="$dev" of="$work/iser-read" bs=4096 count=1 \
+		skip=$((at / 4096)) iflag=direct status=none
+	lab_check capture-ulp/iser-compare cmp "$work/iser-pattern" "$work/iser-read"
+	lab_check capture-ulp/iser-logout timeout 60 iscsiadm -m node -T "$iqn" -p "$p" --logout
+}
+
 [ "$LAB_ID" = 2 ] && nvme_exchange
 lab_barrier nvme-done 300 || lab_fail "capture-ulp/barrier-nvme-g$LAB_ID" "$LAB_BARRIER_WHY"
 [ "$LAB_ID" = 2 ] && nfs_exchange
 lab_barrier nfs-done 300 || lab_fail "capture-ulp/barrier-nfs-g$LAB_ID" "$LAB_BARRIER_WHY"
+[ "$LAB_ID" = 2 ] && iser_exchange
+lab_barrier iser-done 300 || lab_fail "capture-ulp/barrier-iser-g$LAB_ID" "$LAB_BARRIER_WHY"
 lab_finish
