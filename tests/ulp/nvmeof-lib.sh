@@ -56,12 +56,19 @@ target_down() {
 
 # connect PHASE TARGET_ID NAME NQUEUES: connect, set ctrl to the new
 # controller (nvmeN); its namespaces are /dev/${ctrl}n1...
+# The keep-alive timeout is the kernel's default of 5 s, stretched by
+# $LAB_SLOWDOWN: on the KASAN debug kernel under TCG a Keep Alive took 1.3
+# to 3.8 s there and back (the host's "long keepalive RTT"), the target
+# let its 5 s timer expire, dropped the controller, and after the host's
+# retries fio saw EIO, with upstream siw as target or host as well as with
+# swiwarp (TCP itself moved 0.1-0.25 MB/s between those guests; session
+# 31, Documentation/robustness.md).
 connect() {
 	local phase=$1 tid=$2 name=$3 nq=$4 c
 	ctrl=
 	if ! timeout 120 nvme connect -t rdma -a "192.0.2.$tid" -s 4420 -n "$(nqn_of "$name")" \
 		-i "$nq" --hostnqn="$hostnqn" --hostid="$hostid" --ctrl-loss-tmo=60 --reconnect-delay=2 \
-		>"$work/$phase-connect.log" 2>&1; then
+		--keep-alive-tmo=$((5 * ${LAB_SLOWDOWN:-1})) >"$work/$phase-connect.log" 2>&1; then
 		lab_fail "nvmeof/$phase/connect" "$(tr '\n' ' ' <"$work/$phase-connect.log" | cut -c1-200)"
 		return 1
 	fi
