@@ -24,9 +24,9 @@
 #               open-iscsi's iSER initiator logs in, one 4 KiB O_DIRECT
 #               write of a fourth pattern at 1 MiB (LBA 2048 in 512-byte
 #               sectors), read back O_DIRECT and compared, logout.  The
-#               write's data goes to the target by an RDMA Read (or in
-#               the command's Send, as immediate data), the read's by an
-#               RDMA Write, the SCSI commands and responses in Sends
+#               write's 4 KiB go as immediate data in the command's Send
+#               (no RDMA Read), the read's in an RDMA Write; commands and
+#               responses in Sends
 # The NFS server comes up at boot, before the NVMe exchange: a fresh nfsd
 # refuses OPENs for its grace period (10 s, tests/ulp/nfsrdma.sh).
 source "$LAB_TOP/tests/lab/lib.sh"

@@ -6,11 +6,11 @@
 # tests/dissector/capture-ulp-guest.sh (NVMe-oF: connect, one 4 KiB write
 # and read, disconnect; NFS: mount, one 1 KiB and one 16 KiB file written
 # and read, umount; iSER: login, one 4 KiB write and read, logout), the
-# link capture is cut to each port (TCP frames only).  The .expect files next to them are written by
-# hand from what the exchanges do and checked by tests/suites/40-dissector.sh,
-# which thereby checks the plugin's hand-off of Send payloads to Wireshark's
-# nvme-rdma and rpcordma dissectors, and of RPC-over-RDMA chunk traffic to
-# rpcordma, on real traffic.
+# link capture is cut to each port (TCP frames only).  The .expect files
+# next to them are written by hand from what the exchanges do and checked by
+# tests/suites/40-dissector.sh, which thereby checks the plugin's hand-off
+# of Send payloads to Wireshark's nvme-rdma, rpcordma and iser dissectors,
+# and of RPC-over-RDMA chunk traffic to rpcordma, on real traffic.
 #   tests/dissector/capture-ulp.sh [OUTDIR [NAME...]]
 # NAMEs (swiwarp_nvmeof, swiwarp_nfsrdma, swiwarp_iser) write only those
 # captures: a new recording differs in the kernel's own traffic, so a
