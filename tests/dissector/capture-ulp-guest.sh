@@ -109,12 +109,10 @@ nfs_exchange() {
 }
 
 iser_exchange() {
-	local iqn dev at=$((1024 * 1024)) p=$iser_ip:$iser_port
+	local iqn dev at=$((1024 * 1024))
 	iqn=$(iser_iqn 2)
 	pattern "swiwarp iser golden capture...." 4096 >"$work/iser-pattern"
-	if ! iscsiadm -m node -o new -T "$iqn" -p "$p" -I iser >"$work/iser-login.log" 2>&1 ||
-		! timeout 120 iscsiadm -m node -T "$iqn" -p "$p" -I iser --login >>"$work/iser-login.log" 2>&1 ||
-		! dev=$(iser_wait_disk "$iqn"); then
+	if ! dev=$(iser_login "$iqn" "$work/iser-login.log"); then
 		lab_fail capture-ulp/iser-login "$(tr '\n' ' ' <"$work/iser-login.log" | cut -c1-200)"
 		return 1
 	fi
@@ -124,7 +122,7 @@ iser_exchange() {
 	lab_check capture-ulp/iser-read dd if="$dev" of="$work/iser-read" bs=4096 count=1 \
 		skip=$((at / 4096)) iflag=direct status=none
 	lab_check capture-ulp/iser-compare cmp "$work/iser-pattern" "$work/iser-read"
-	lab_check capture-ulp/iser-logout timeout 60 iscsiadm -m node -T "$iqn" -p "$p" --logout
+	lab_check capture-ulp/iser-logout iser_logout "$iqn"
 }
 
 [ "$LAB_ID" = 2 ] && nvme_exchange

@@ -134,6 +134,27 @@ iser_wait_disk() {
 	return 1
 }
 
+# iser_login IQN LOG: log in to target IQN on $iser_ip:$iser_port over the
+# iser interface, recording the node first unless this guest has it
+# already (a second login), and print /dev/sdX of its disk; iscsiadm's
+# output, or why there is no disk, in LOG.  1 if any step fails.
+iser_login() {
+	local p=$iser_ip:$iser_port
+	: >"$2"
+	if [ ! -d "/etc/iscsi/nodes/$1" ]; then
+		iscsiadm -m node -o new -T "$1" -p "$p" -I iser >>"$2" 2>&1 || return 1
+	fi
+	timeout 120 iscsiadm -m node -T "$1" -p "$p" -I iser --login >>"$2" 2>&1 || return 1
+	iser_wait_disk "$1" && return 0
+	echo "logged in, but no disk of $1 appeared" >>"$2"
+	return 1
+}
+
+# iser_logout IQN: end this guest's session to target IQN.
+iser_logout() {
+	timeout 60 iscsiadm -m node -T "$1" -p "$iser_ip:$iser_port" --logout
+}
+
 # iser_initiator_check MIB: log in over iSER to our target, fio with
 # crc32c verification (random writes of 4 KiB..1 MiB), a random pattern written with O_DIRECT at offset 0
 # (guest 1 compares it with its backstore: iser_target_check), log out
@@ -143,14 +164,8 @@ iser_initiator_check() {
 	local src=$LAB_SHARED/iser-$LAB_ID.src
 	iqn=$(iser_iqn "$LAB_ID")
 	t=$SECONDS
-	if ! iscsiadm -m node -o new -T "$iqn" -p "$iser_ip:$iser_port" -I iser >"$log" 2>&1 ||
-		! timeout 120 iscsiadm -m node -T "$iqn" -p "$iser_ip:$iser_port" -I iser --login >>"$log" 2>&1; then
+	if ! dev=$(iser_login "$iqn" "$log"); then
 		lab_fail "iser/$tag/login" "$(tr '\n' ' ' <"$log" | cut -c1-200) $(lab_klog)"
-		return 1
-	fi
-	dev=$(iser_wait_disk "$iqn")
-	if [ -z "$dev" ]; then
-		lab_fail "iser/$tag/login" "logged in, but no disk of $iqn appeared"
 		return 1
 	fi
 	# The node record names the iser interface; check the session took it.
@@ -162,19 +177,18 @@ iser_initiator_check() {
 	fi
 	echo "iser $tag: logged in ($dev) in $((SECONDS - t)) s"
 	disk_write_checks "iser/$tag" "$dev" "$mib" "$src"
-	lab_check "iser/$tag/logout" timeout 60 iscsiadm -m node -T "$iqn" -p "$iser_ip:$iser_port" --logout
-	if ! timeout 120 iscsiadm -m node -T "$iqn" -p "$iser_ip:$iser_port" --login >"$log" 2>&1; then
+	lab_check "iser/$tag/logout" iser_logout "$iqn"
+	if ! dev=$(iser_login "$iqn" "$log"); then
 		lab_fail "iser/$tag/relogin" "$(tr '\n' ' ' <"$log" | cut -c1-200) $(lab_klog)"
 		return 1
 	fi
-	dev=$(iser_wait_disk "$iqn")
-	if [ -n "$dev" ] && cmp -n $((mib * 1048576)) "$src" \
+	if cmp -n $((mib * 1048576)) "$src" \
 		<(dd if="$dev" bs=1M count="$mib" iflag=direct status=none); then
 		lab_pass "iser/$tag/read-compare"
 	else
-		lab_fail "iser/$tag/read-compare" "${dev:-no disk} $(lab_klog)"
+		lab_fail "iser/$tag/read-compare" "$dev $(lab_klog)"
 	fi
-	lab_check "iser/$tag/logout-2" timeout 60 iscsiadm -m node -T "$iqn" -p "$iser_ip:$iser_port" --logout
+	lab_check "iser/$tag/logout-2" iser_logout "$iqn"
 }
 
 # iser_initiator_down: stop iscsid and unload the initiator.
