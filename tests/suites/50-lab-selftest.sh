@@ -49,6 +49,30 @@ for f in "$fix"/dmesg-*.txt; do
 	fi
 done
 
+# A report of upstream code listed in tests/known-bugs (lab's
+# KNOWN_REPORTS; the fixture is the lockdep report of session 32's debug
+# 66) does not fail a run but is named; the same report with a frame of
+# ours is flagged (dmesg-lockdep-ours.txt, above), as are a truncated one
+# and the whole one under CHECK_STRICT=1.
+known=$fix/known-nvmet-rdma-config-sem.txt
+if "$lab" check-dmesg "$known" >"$out/known.txt" &&
+	grep -q '^known: kernel-report/nvmet-rdma-config-sem: .*possible circular' "$out/known.txt"; then
+	pass "lab-self/dmesg-known-upstream-named"
+else
+	fail "lab-self/dmesg-known-upstream-named" "$(head -n1 "$out/known.txt")"
+fi
+head -n 60 "$known" >"$out/known-truncated.txt"
+if "$lab" check-dmesg "$out/known-truncated.txt" >"$out/known-truncated.out"; then
+	fail "lab-self/dmesg-known-truncated-flagged" "a report without its end was taken as known"
+else
+	pass "lab-self/dmesg-known-truncated-flagged"
+fi
+if CHECK_STRICT=1 "$lab" check-dmesg "$known" >"$out/known-strict.txt"; then
+	fail "lab-self/dmesg-known-strict-flagged" "CHECK_STRICT=1 accepted it"
+else
+	pass "lab-self/dmesg-known-strict-flagged"
+fi
+
 # Command output on the serial console is not kernel log.
 printf '%s\n' 'lab-guest[1]: running: echo WARNING: not from the kernel' 'WARNING: not from the kernel' \
 	>"$out/console-userspace.txt"
