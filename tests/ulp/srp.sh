@@ -72,6 +72,14 @@ srp_target_up() {
 		mkdir -p "$t/acls/$acl/lun_0" && ln -s "$t/lun/lun_$n" "$t/acls/$acl/lun_0/map" || return 1
 		n=$((n + 1))
 	done
+	# On a slow kernel (LAB_SLOWDOWN > 1: the debug kernel) a login with
+	# ib_srpt's default send queue (srp_sq_size 4096, and as many rdma_rw
+	# contexts with their MRs, made while the initiator waits for the
+	# MPA Reply) outlasted the initiators' 10 s MPA timeout, upstream
+	# siw's as well as ours (session 32); 256 halved the login's time.
+	if [ "${LAB_SLOWDOWN:-1}" -gt 1 ]; then
+		echo 256 >"$t/attrib/srp_sq_size" || return 1
+	fi
 	echo 1 >"$t/enable" || return 1
 	guid=$(cat /sys/module/ib_srpt/parameters/srpt_service_guid) || return 1
 	echo "${guid#0x}" >"$LAB_SHARED/srp-target-id" || return 1
@@ -206,6 +214,11 @@ srp_initiator_check() {
 		return 1
 	fi
 	opts="id_ext=$id,ioc_guid=$id,dest=$srp_ip:$srp_port,initiator_ext=$(printf '%016x' "$LAB_ID")"
+	# The same reason: give the target time on a slow kernel (swiwarp's
+	# mpa_timeout_ms; upstream siw's is fixed).
+	if [ "${LAB_SLOWDOWN:-1}" -gt 1 ] && [ -w /sys/module/swiwarp/parameters/mpa_timeout_ms ]; then
+		echo $((10000 * LAB_SLOWDOWN)) >/sys/module/swiwarp/parameters/mpa_timeout_ms
+	fi
 	if ! echo "$opts" >"/sys/class/infiniband_srp/srp-$rdev-1/add_target"; then
 		lab_fail "srp/$tag/login" "add_target $opts refused; $(srp_klog)"
 		return 1
