@@ -648,6 +648,7 @@ static inline void swiwarp_stat_inc(struct swiwarp_dev *sdev,
 void swiwarp_stat_term(struct swiwarp_qp *qp, bool sent, u8 layer_etype,
 		       u8 ecode);
 int swiwarp_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int swiwarp_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
 int swiwarp_stats_alloc(struct swiwarp_dev *sdev);
 void swiwarp_stats_free(struct swiwarp_dev *sdev);
 struct rdma_hw_stats *swiwarp_alloc_hw_port_stats(struct ib_device *ibdev,

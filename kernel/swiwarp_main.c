@@ -71,6 +71,7 @@ static const struct ib_device_ops swiwarp_dev_ops = {
 	.destroy_qp = swiwarp_destroy_qp,
 	.destroy_srq = swiwarp_destroy_srq,
 	.disassociate_ucontext = swiwarp_disassociate_ucontext,
+	.fill_res_cq_entry = swiwarp_fill_res_cq_entry,
 	.fill_res_qp_entry = swiwarp_fill_res_qp_entry,
 	.get_dma_mr = swiwarp_get_dma_mr,
 	.get_hw_stats = swiwarp_get_hw_stats,

@@ -4,7 +4,9 @@
  * core as the hw counters of port 1 (rdma statistic show link swiwarpN/1,
  * and sysfs ports/1/hw_counters/): per-CPU (see struct swiwarp_stats in
  * swiwarp.h), named and summed here when the core asks.  Per QP, the
- * Terminates of its connection (rdma res show qp -dd).
+ * Terminates of its connection and its rings' state (rdma res show qp
+ * -dd); per CQ, its completions written and not yet polled (rdma res show
+ * cq -dd).
  */
 
 #include <linux/percpu.h>
@@ -135,22 +137,93 @@ static int swiwarp_put_term(struct sk_buff *msg, const char *prefix, u32 seen)
 }
 
 /*
+ * Ring slots flagged VALID: for the SQ and RQ the work requests posted and
+ * not yet taken by the kernel, for a user CQ the completions written and
+ * not yet polled.  A snapshot without the queue's lock (an answer to "who
+ * holds the next step", not an exact count while traffic flows), so the
+ * flags are read once each and nothing else is touched.
+ */
+static u32 swiwarp_count_valid(const void *queue, u32 num, size_t size,
+			       size_t flags_offset, u16 valid)
+{
+	u32 i, n = 0;
+
+	if (!queue)
+		return 0;
+	for (i = 0; i < num; i++) {
+		const u16 *flags = queue + i * size + flags_offset;
+
+		if (READ_ONCE(*flags) & valid)
+			n++;
+	}
+	return n;
+}
+
+/*
  * The driver details of rdma res show qp -dd: the Terminate this QP sent
  * and the one it received on its current connection (term_sent_layer,
- * _type, _code and term_rcvd_*; RFC 5040 section 7.1), if any.  They say
- * why a connection died without the kernel log, per QP, for user and
+ * _type, _code and term_rcvd_*; RFC 5040 section 7.1), if any, and where
+ * its rings stand: the kernel's consumer index of the SQ and RQ (sq_get,
+ * rq_get) and the work requests posted but not yet taken (sq_posted,
+ * rq_posted; a QP on an SRQ has no RQ of its own).  They say why a
+ * connection died, or which side holds a stalled one (no receive posted,
+ * a send never taken), without the kernel log, per QP, for user and
  * kernel consumers alike.
  */
 int swiwarp_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct swiwarp_qp *qp = to_sqp(ibqp);
 	struct nlattr *table;
+	u32 sq_posted, rq_posted;
 
+	sq_posted = swiwarp_count_valid(qp->sendq, qp->num_sqe,
+					sizeof(struct swiwarp_sqe),
+					offsetof(struct swiwarp_sqe, flags),
+					SWIWARP_WQE_VALID);
+	rq_posted = swiwarp_count_valid(qp->recvq, qp->num_rqe,
+					sizeof(struct swiwarp_rqe),
+					offsetof(struct swiwarp_rqe, flags),
+					SWIWARP_WQE_VALID);
 	table = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
 	if (!table)
 		return -EMSGSIZE;
 	if (swiwarp_put_term(msg, "term_sent", READ_ONCE(qp->term_tx_seen)) ||
-	    swiwarp_put_term(msg, "term_rcvd", READ_ONCE(qp->term_rx_seen))) {
+	    swiwarp_put_term(msg, "term_rcvd", READ_ONCE(qp->term_rx_seen)) ||
+	    rdma_nl_put_driver_u32(msg, "sq_get", READ_ONCE(qp->sq_get)) ||
+	    rdma_nl_put_driver_u32(msg, "sq_posted", sq_posted) ||
+	    (qp->recvq &&
+	     (rdma_nl_put_driver_u32(msg, "rq_get", READ_ONCE(qp->rq_get)) ||
+	      rdma_nl_put_driver_u32(msg, "rq_posted", rq_posted)))) {
+		nla_nest_cancel(msg, table);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, table);
+	return 0;
+}
+
+/*
+ * The driver details of rdma res show cq -dd: the producer index (cq_put)
+ * and the completions written and not yet polled (cq_unpolled).  A stalled
+ * user whose CQ holds unpolled completions is not waiting for the wire.
+ */
+int swiwarp_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
+{
+	struct swiwarp_cq *cq = to_scq(ibcq);
+	struct nlattr *table;
+	u32 unpolled;
+
+	if (cq->user)
+		unpolled = swiwarp_count_valid(cq->queue, cq->num_cqe,
+					       sizeof(struct swiwarp_cqe),
+					       offsetof(struct swiwarp_cqe, flags),
+					       SWIWARP_CQE_VALID);
+	else
+		unpolled = READ_ONCE(cq->cq_put) - READ_ONCE(cq->cq_get);
+	table = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!table)
+		return -EMSGSIZE;
+	if (rdma_nl_put_driver_u32(msg, "cq_put", READ_ONCE(cq->cq_put)) ||
+	    rdma_nl_put_driver_u32(msg, "cq_unpolled", unpolled)) {
 		nla_nest_cancel(msg, table);
 		return -EMSGSIZE;
 	}

@@ -106,7 +106,8 @@ neg_memcg() {
 # (toggles the module's peer_to_peer for its second connection), then a
 # Terminate the consumer asks for (modify to SQE) and its code.  qpreset:
 # the Sends a connection's flush left posted (a full CQ stopped it) must
-# not go out on the QP's next connection after RESET.
+# not go out on the QP's next connection after RESET.  ringstate: the ring
+# state of rdma res show qp/cq -dd, step by step on a loopback pair.
 neg_safety() {
 	local bc=${LAB_IP%.*}.255 c
 	if [ "$dev" != swiwarp ]; then
@@ -117,8 +118,8 @@ neg_safety() {
 		echo "neg: safety: the guest booted without slub_debug: a use-after-free may go unseen"
 	# qpbind drops to two unprivileged uids, which need rdma_cm and uverbs
 	chmod 0666 /dev/infiniband/rdma_cm /dev/infiniband/uverbs* 2>/dev/null
-	for c in connfail mraccess qpfail qpbind qpreuse qpreset; do
-		timeout 120 "$safety" $c "$(case $c in mraccess | qpbind | qpreuse | qpreset) echo "$LAB_IP" ;; *) echo "$bc" ;; esac)" \
+	for c in connfail mraccess qpfail qpbind qpreuse qpreset ringstate; do
+		timeout 120 "$safety" $c "$(case $c in mraccess | qpbind | qpreuse | qpreset | ringstate) echo "$LAB_IP" ;; *) echo "$bc" ;; esac)" \
 			>"$LAB_OUT/neg-safety-$c.out" 2>&1
 		neg_take "neg-safety-$c" "$p.safety.$c" $? '^(PASS|FAIL): '
 	done

@@ -63,4 +63,42 @@ static inline int qp_term_find(struct ibv_qp *qp, int sent, int ms, int *layer, 
 	}
 }
 
+/*
+ * Sum of the driver detail NAME (a ring state of swiwarp_stats.c: sq_get,
+ * sq_posted, rq_get, rq_posted for a QP; cq_put, cq_unpolled for a CQ)
+ * over the lines `rdma -dd res show qp link DEV/1` (OBJ qp) or `... cq dev
+ * DEV` (OBJ cq) prints for this process.  Returns the number of lines that had it, -1 if the rdma
+ * tool cannot be run.
+ */
+static inline int res_driver_sum(struct ibv_context *ctx, const char *obj, const char *name,
+				 unsigned long *sum)
+{
+	char cmd[200], line[4096], key[48], pid[24];
+	int lines = 0;
+	unsigned long v;
+	const char *p;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "rdma -dd res show %s %s %s%s 2>/dev/null", obj,
+		 strcmp(obj, "qp") ? "dev" : "link", ibv_get_device_name(ctx->device),
+		 strcmp(obj, "qp") ? "" : "/1");
+	snprintf(key, sizeof(key), "%s ", name);
+	snprintf(pid, sizeof(pid), " pid %d ", (int)getpid());
+	*sum = 0;
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, pid))
+			continue;
+		p = strstr(line, key);
+		if (p && (p == line || p[-1] == ' ' || p[-1] == '_') &&
+		    sscanf(p + strlen(key), "%lu", &v) == 1) {
+			*sum += v;
+			lines++;
+		}
+	}
+	return pclose(f) == -1 ? -1 : lines;
+}
+
 #endif

@@ -3,7 +3,7 @@
  * robust-safety: the memory-safety defects of issue 15, a regression case
  * each (80-robust-neg runs them on guest 2, tests/robust/neg-guest.sh):
  *
- *   robust-safety connfail|cqflush|mraccess|qpfail|qpbind|qpreuse|qpreset ADDR
+ *   robust-safety connfail|cqflush|mraccess|qpfail|qpbind|qpreuse|qpreset|ringstate ADDR
  *
  * connfail ADDR: rdma_connect to ADDR (the subnet's broadcast address:
  *   rdma_cm resolves it, TCP's connect() refuses it at once with
@@ -20,6 +20,9 @@
  *   calling rdma_connect with the QP number they are given; the failed
  *   QP must never be found, the error path must leave nothing behind.
  * qpbind, qpreuse and qpreset are told at their code below.
+ * ringstate ADDR: not a defect but the tool that found where one was not:
+ *   the ring state each QP and CQ reports (rdma res show qp/cq -dd),
+ *   checked against the work requests a loopback pair posted and polled.
  *
  * Each prints PASS:/FAIL: lines robust.neg.safety.* (the names they had as
  * "robust-neg safety CASE").
@@ -374,6 +377,117 @@ static int safe_mraccess(const char *addr)
 	fails += mr_ro_case(addr, true, src);
 	munmap(src, 2 * PG);
 	munmap(ro_buf, PG);
+	return fails != 0;
+}
+
+/*
+ * ringstate: what rdma res show qp/cq -dd say about a loopback pair's rings
+ * (swiwarp_stats.c), step by step: 5 receives posted on the server before
+ * it accepts, 3 Sends from the client, their completions polled on the
+ * client and not yet on the server, then polled there too.  The answers
+ * must follow the work requests exactly (nothing else runs on the pair).
+ */
+struct ring_want {
+	const char *obj, *name;
+	unsigned long want;
+};
+
+static int ring_check(struct ibv_context *ctx, const char *step, const struct ring_want *w,
+		      int n, int wait_ms)
+{
+	unsigned long got[8];
+	int i, bad, waited = 0;
+
+	for (;;) {
+		bad = 0;
+		for (i = 0; i < n; i++)
+			if (res_driver_sum(ctx, w[i].obj, w[i].name, &got[i]) < 1 ||
+			    got[i] != w[i].want)
+				bad++;
+		if (!bad || waited >= wait_ms)
+			break;
+		usleep(100000);
+		waited += 100;
+	}
+	for (i = 0; i < n; i++)
+		printf("neg: safety.ringstate: %s: %s %s %lu (want %lu)\n", step, w[i].obj,
+		       w[i].name, got[i], w[i].want);
+	if (bad) {
+		printf("FAIL: robust.neg.safety.ringstate.%s [%d of %d ring states wrong, see above]\n",
+		       step, bad, n);
+		return 1;
+	}
+	printf("PASS: robust.neg.safety.ringstate.%s\n", step);
+	return 0;
+}
+
+static uint8_t ring_buf[PG];
+static struct ibv_mr *ring_mr;
+
+static int ring_post_recvs(void *arg, struct lpair *p)
+{
+	int i;
+
+	(void)arg;
+	ring_mr = ibv_reg_mr(p->pd, ring_buf, sizeof(ring_buf), IBV_ACCESS_LOCAL_WRITE);
+	for (i = 0; ring_mr && i < 5; i++)
+		if (recv1(p->s->qp, 10 + i, ring_buf + i * 64, 64, ring_mr->lkey))
+			return 1;
+	return !ring_mr;
+}
+
+static int safe_ringstate(const char *addr)
+{
+	static const struct ring_want posted[] = {
+		{ "qp", "rq_posted", 5 }, { "qp", "rq_get", 0 }, { "qp", "sq_get", 0 },
+		{ "cq", "cq_put", 0 },
+	};
+	static const struct ring_want sent[] = {
+		{ "qp", "rq_posted", 2 }, { "qp", "rq_get", 3 }, { "qp", "sq_get", 3 },
+		{ "qp", "sq_posted", 0 }, { "cq", "cq_put", 6 }, { "cq", "cq_unpolled", 3 },
+	};
+	static const struct ring_want polled[] = {
+		{ "cq", "cq_unpolled", 0 }, { "cq", "cq_put", 6 },
+	};
+	struct lpair p;
+	struct ibv_wc wc;
+	char why[200] = "";
+	int fails = 0, i, err = 0;
+
+	ring_mr = NULL;
+	if (lpair_open(&p, addr, SAFE_PORT, ring_post_recvs, NULL, why, sizeof(why))) {
+		printf("FAIL: robust.neg.safety.ringstate [setup: %s]\n", why);
+		fails++;
+		goto out;
+	}
+	fails += ring_check(p.c->verbs, "posted", posted, 4, 2000);
+	for (i = 0; i < 3 && !err; i++)
+		err = post1(p.c->qp, 20 + i, IBV_WR_SEND, ring_buf, 64, ring_mr->lkey, 0, 0,
+			    IBV_SEND_SIGNALED);
+	for (i = 0; i < 3 && !err; i++)
+		if (wait_wc(p.ccq, 20000, &wc) != IBV_WC_SUCCESS)
+			err = EIO;
+	if (err) {
+		printf("FAIL: robust.neg.safety.ringstate [3 Sends: %s]\n", strerror(err));
+		fails++;
+		goto out;
+	}
+	/* the server's receive completions may still be on their way */
+	fails += ring_check(p.c->verbs, "sent", sent, 6, 5000);
+	for (i = 0; i < 3 && !err; i++)
+		if (wait_wc(p.scq, 20000, &wc) != IBV_WC_SUCCESS)
+			err = EIO;
+	if (err) {
+		printf("FAIL: robust.neg.safety.ringstate [3 receives did not complete]\n");
+		fails++;
+		goto out;
+	}
+	fails += ring_check(p.c->verbs, "polled", polled, 2, 0);
+out:
+	if (ring_mr)
+		ibv_dereg_mr(ring_mr);
+	ring_mr = NULL;
+	lpair_close(&p);
 	return fails != 0;
 }
 
@@ -1397,6 +1511,8 @@ static int safety(const char *what, const char *addr)
 		return safe_qpreuse(addr);
 	if (!strcmp(what, "qpreset"))
 		return safe_qpreset(addr);
+	if (!strcmp(what, "ringstate"))
+		return safe_ringstate(addr);
 	fprintf(stderr, "robust-safety: unknown case %s\n", what);
 	return 2;
 }
@@ -1406,6 +1522,6 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 3)
 		return safety(argv[1], argv[2]);
-	fprintf(stderr, "usage: robust-safety connfail|cqflush|mraccess|qpfail|qpbind|qpreuse|qpreset ADDR\n");
+	fprintf(stderr, "usage: robust-safety connfail|cqflush|mraccess|qpfail|qpbind|qpreuse|qpreset|ringstate ADDR\n");
 	return 2;
 }
