@@ -120,7 +120,11 @@ nfs_client_check() {
 		return 1
 	}
 	lab_pass "$n/mount"
-	echo "nfs $tag: mounted in $((SECONDS - t)) s"
+	# rsize/wsize: the RPC payload xprtrdma settled on (the device's
+	# fast-registration page list bounds it), the first thing to look at
+	# when the bandwidth below surprises.
+	echo "nfs $tag: mounted in $((SECONDS - t)) s," \
+		"$(awk -v m="$mnt" '$2 == m { print $4 }' /proc/mounts | tr , '\n' | grep -E '^[rw]size=' | paste -sd' ')"
 	# Timed apart: the large file measures bandwidth, the small files
 	# the round trips of LOOKUP/OPEN/CLOSE per file.
 	t=$SECONDS
