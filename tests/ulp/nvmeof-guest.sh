@@ -108,9 +108,10 @@ elif [ "$LAB_ID" = 3 ]; then
 fi
 # NFS servers on g1 (swiwarp) and g3 (siw) now: their grace periods run out
 # during the NVMe phases.  g1's export holds two clients' data at once.
-# 16 and 4 MiB: each MiB costs about 1 s of the boot per mount under TCG
-# (32 MiB took 38-44 s to write and 29 s to read back, 27 Nov), and
-# `make check` must stay under an hour; larger runs by hand (NFS_MB=256).
+# 16 and 4 MiB: 256 MiB in the three v4.2 mounts cost about 4 more
+# minutes of the boot (3-7.5 MiB/s per client under TCG, session 33), and
+# `make check` must stay under an hour; larger runs by hand (NFS_MB=256;
+# Documentation/ulp.md).
 # On the debug kernel (LAB_SLOWDOWN > 1) 2 and 1 MiB: it moved 16 MiB in
 # 206-409 s per mount (session 31), and what it is run for is its checks
 # of the kernel (KASAN, lockdep), not the volume.
