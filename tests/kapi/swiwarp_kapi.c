@@ -149,31 +149,41 @@ static void kapi_pass(struct kapi *k, const char *name)
 	k->passed++;
 }
 
+/* A FAIL (counted) or SKIP line with its reason, as the lab reads them. */
+static __printf(4, 0) void kapi_vreport(struct kapi *k, bool failed,
+					const char *name, const char *fmt,
+					va_list ap)
+{
+	char why[200];
+
+	vscnprintf(why, sizeof(why), fmt, ap);
+	kapi_time(k, name);
+	if (failed) {
+		kapi_out(k, "FAIL: %s [%s]\n", name, why);
+		k->failed++;
+	} else {
+		kapi_out(k, "SKIP: %s %s\n", name, why);
+	}
+}
+
 static __printf(3, 4) void kapi_fail(struct kapi *k, const char *name,
 				     const char *fmt, ...)
 {
-	char why[200];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vscnprintf(why, sizeof(why), fmt, ap);
+	kapi_vreport(k, true, name, fmt, ap);
 	va_end(ap);
-	kapi_time(k, name);
-	kapi_out(k, "FAIL: %s [%s]\n", name, why);
-	k->failed++;
 }
 
 static __printf(3, 4) void kapi_skip(struct kapi *k, const char *name,
 				     const char *fmt, ...)
 {
-	char why[200];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vscnprintf(why, sizeof(why), fmt, ap);
+	kapi_vreport(k, false, name, fmt, ap);
 	va_end(ap);
-	kapi_time(k, name);
-	kapi_out(k, "SKIP: %s %s\n", name, why);
 }
 
 /* ------------------------------------------------------------ completions */
