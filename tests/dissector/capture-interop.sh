@@ -1,12 +1,10 @@
 #!/usr/bin/env bash
 # Golden captures of swiwarp <-> upstream siw interoperation: hello-iwarp in
-# the 3-guest lab of tests/suites/64-examples.sh (examples/hello-iwarp/
-# lab-guest.sh), cut by port into
+# its own 3-guest lab (examples/hello-iwarp/lab-guest.sh), cut by port into
 #   tests/dissector/captures/interop_siw_to_swiwarp.pcap.gz  (port 7473)
 #   tests/dissector/captures/interop_swiwarp_to_siw.pcap.gz  (port 7474)
 #   tests/dissector/capture-interop.sh [EXISTING.pcap]
-# With a capture of that lab (64-examples keeps it in
-# $BUILD/lab/suite-examples/hello.pcap) no lab is booted.
+# With a capture of that lab given, no lab is booted.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/tests/dissector/captures

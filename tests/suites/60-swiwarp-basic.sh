@@ -1,10 +1,12 @@
 #!/bin/bash
 # swiwarp.ko in lab guests with unmodified Debian RDMA tools, two boots:
 #   pair     swiwarp <-> swiwarp: device checks, rping (64 B with CRC,
-#            1000 B without), rdma link delete, rmmod; the capture is
-#            checked with tshark (MPA frames, RDMAP Send/Write/Read)
-#   interop  upstream siw (guest 1) <-> swiwarp (guest 2): rping 64 B with
-#            either side as server, ib_write_bw -R (swiwarp client)
+#            1000 B without), examples/hello-iwarp (13 B and 100000 B),
+#            rdma link delete, rmmod; the capture is checked with tshark
+#            (MPA frames, RDMAP Send/Write/Read)
+#   interop  upstream siw (guest 1) <-> swiwarp (guest 2): rping 64 B and
+#            hello-iwarp with either side as server, ib_write_bw -R
+#            (swiwarp client)
 # Known bugs are reported as SKIP with a reason (Documentation/kernel.md).
 # Guest side: tests/swiwarp/scenario.sh.
 set -uo pipefail

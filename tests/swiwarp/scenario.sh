@@ -1,16 +1,20 @@
 #!/bin/bash
 # Guest side of tests/suites/60-swiwarp-basic.sh.  Usage (in a lab guest):
 #   scenario.sh pair     2 guests, swiwarp on both: device checks, rping
-#                        (64 B with CRC, 1000 B without), rdma link delete,
+#                        (64 B with CRC, 1000 B without), hello-iwarp (the
+#                        example, 13 and 100000 bytes), rdma link delete,
 #                        rmmod; then siw compatibility (siw-compat-steps.sh)
 #   scenario.sh interop  2 guests, guest 1 upstream siw, guest 2 swiwarp:
-#                        rping (64 bytes) in both roles, ib_write_bw -R
+#                        rping (64 bytes) and hello-iwarp in both roles,
+#                        ib_write_bw -R
 # Every check prints one PASS:/FAIL:/SKIP: line (names carry the guest id).
 source "$LAB_TOP/tests/lab/lib.sh"
 # shellcheck source=tests/swiwarp/guest-steps.sh
 source "$LAB_TOP/tests/swiwarp/guest-steps.sh"
 # shellcheck source=tests/swiwarp/siw-compat-steps.sh
 source "$LAB_TOP/tests/swiwarp/siw-compat-steps.sh"
+# shellcheck source=examples/hello-iwarp/lab-steps.sh
+source "$LAB_TOP/examples/hello-iwarp/lab-steps.sh"
 mode=${1:?usage: scenario.sh pair|interop}
 me=g$LAB_ID
 work=$LAB_OUT/swiwarp-$mode
@@ -139,6 +143,10 @@ pair)
 	lab_param mpa_crc 1
 	rping_pair rping-nocrc 1 2 5 1000
 	lab_param_restore mpa_crc
+	# The example of examples/hello-iwarp (its README): Write and Read
+	# back, the default text and 100000 bytes (many FPDUs).
+	hello_exchange swiwarp 7471 1 2
+	hello_exchange swiwarp-100k 7472 1 2 -S 100000 -m "iWARP says hello. "
 	# Peer-to-peer, MPA rev 1, CRC settings and perftest run in
 	# 62-swiwarp-matrix.sh; 60 KB rping and ib_read_bw -R in
 	# 63-swiwarp-data.sh.
@@ -160,6 +168,8 @@ interop)
 	lab_barrier loaded 150
 	rping_pair rping-siw-server 1 2 10 64
 	rping_pair rping-swiwarp-server 2 1 10 64 7176
+	hello_exchange siw-to-swiwarp 7473 2 1
+	hello_exchange swiwarp-to-siw 7474 1 2
 	perf_pair ib_write_bw 18516
 	# 60 KB rping (both roles) and ib_read_bw: tests/suites/63-swiwarp-data.sh
 	;;
