@@ -33,6 +33,11 @@ nfs_server_up() {
 	echo "$nfs_export *(rw,no_root_squash,fsid=0,insecure,no_subtree_check)" >/etc/exports
 	rpcbind -w && exportfs -ra && rpc.mountd || return 1
 	echo 10 >/proc/fs/nfsd/nfsv4leasetime && echo 10 >/proc/fs/nfsd/nfsv4gracetime || return 1
+	# 1 MiB RPCs: nfsd sizes its default by the machine's memory, 256 KiB
+	# in a 2 GiB guest, and each RPC is a round trip of its own under TCG.
+	# xprtrdma carries 1 MiB (256 pages, the device's fast-registration
+	# limit).  Only writable before nfsd starts.
+	echo 1048576 >/proc/fs/nfsd/max_block_size || return 1
 	rpc.nfsd 8 || return 1
 	echo "rdma $nfs_port" >/proc/fs/nfsd/portlist || return 1
 	lab_wait_listen "$nfs_port" 30
