@@ -69,7 +69,7 @@ DEBUG_SUITES ?= ^(66|80|81|85)-
 check-debug: all
 	@tools/debug-kernel.sh build $(DEBUG_SERIES)
 	SWIWARP_WITH_DEBUG_KERNELS=1 $(MAKE) -C kernel
-	@LAB_KVER=debug-$(DEBUG_SERIES) CHECK_ONLY='$(DEBUG_SUITES)' \
+	@CHECK_SERIAL=1 LAB_KVER=debug-$(DEBUG_SERIES) CHECK_ONLY='$(DEBUG_SUITES)' \
 		CHECK_LOG_DIR=$(BUILD)/check-debug-logs tests/run-checks.sh
 
 bench: all

@@ -17,13 +17,22 @@
 #                           is neither starts (so no two lab suites overlap).
 #                           Without a host-only suite selected it runs in
 #                           its turn.
+#   # check: alongside-next  mostly waits too (CPU use well below half): it
+#                           starts in the background and runs at the same
+#                           time as the suite that follows it, and is
+#                           reported after that one.  The last suite
+#                           selected runs in its turn.
 #
 # Environment:
 #   CHECK_ONLY=regex   run only suites whose file name matches
 #   CHECK_LOG_DIR=dir  where logs go (default build/check-logs)
+#   CHECK_SUITE_DIR=dir  where the suites are (default tests/suites; the
+#                      runner's own test uses made-up ones)
+#   CHECK_SERIAL=1     no alongside-next: on a debug kernel those suites
+#                      are bound by CPU, not by waiting
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top"
+cd "$top" || exit 1
 export SWIWARP_TOP=$top
 export BUILD=${BUILD:-$top/build}
 # No KDIR here: the build covers every installed kernel (tools/kernels.sh),
@@ -38,7 +47,7 @@ start=$(date +%s)
 has_tag() { grep -qE "^# check: $2( |\$)" "$1"; }
 
 suites=()
-for suite in tests/suites/*.sh; do
+for suite in "${CHECK_SUITE_DIR:-tests/suites}"/*.sh; do
 	name=$(basename "$suite" .sh)
 	if [ -n "${CHECK_ONLY:-}" ] && ! [[ $name =~ $CHECK_ONLY ]]; then
 		continue
@@ -55,7 +64,8 @@ done
 # run_suite SUITE: run it, its output to its log (and to stdout with
 # TEE=1); sets rc.
 run_suite() {
-	local suite=$1 log=$logdir/$(basename "$1" .sh).log
+	local suite=$1 log
+	log=$logdir/$(basename "$1" .sh).log
 	# Suites that drop privileges run from a 0700 directory (tests/run-private.sh).
 	if has_tag "$suite" runs-private; then
 		tests/run-private.sh "$suite"
@@ -84,14 +94,19 @@ count_suite() {
 
 declare -A bg_pid=() bg_t0=()
 bg_started=0
+# start_one_background SUITE WHERE: run SUITE in the background
+start_one_background() {
+	local suite=$1 name
+	name=$(basename "$suite" .sh)
+	echo "=== suite $name (in the background, $2)"
+	bg_t0[$name]=$(date +%s)
+	(run_suite "$suite"; date +%s >"$logdir/$name.end"; exit "$rc") &
+	bg_pid[$name]=$!
+}
 start_background() {
-	local suite name
+	local suite
 	for suite in "${background[@]}"; do
-		name=$(basename "$suite" .sh)
-		echo "=== suite $name (in the background, alongside the host-only suites)"
-		bg_t0[$name]=$(date +%s)
-		(run_suite "$suite"; date +%s >"$logdir/$name.end"; exit "$rc") &
-		bg_pid[$name]=$!
+		start_one_background "$suite" "alongside the host-only suites"
 	done
 	bg_started=1
 }
@@ -107,20 +122,31 @@ collect_background() {
 	bg_pid=()
 }
 
-for suite in "${suites[@]}"; do
+last=$((${#suites[@]} - 1))
+for i in "${!suites[@]}"; do
+	suite=${suites[$i]}
 	name=$(basename "$suite" .sh)
 	if [ ${#background[@]} -gt 0 ] && has_tag "$suite" background; then
 		continue
 	fi
 	if has_tag "$suite" host-only; then
 		[ "$bg_started" = 1 ] || start_background
-	elif [ ${#bg_pid[@]} -gt 0 ]; then
+	elif [ ${#bg_pid[@]} -gt 0 ] && [ "${alongside:-}" != 1 ]; then
 		collect_background
+	fi
+	if has_tag "$suite" alongside-next && [ "$i" -lt "$last" ] && [ "${CHECK_SERIAL:-0}" != 1 ]; then
+		start_one_background "$suite" "alongside the next suite"
+		alongside=1
+		continue
 	fi
 	echo "=== suite $name"
 	t0=$(date +%s)
 	TEE=1 run_suite "$suite"
 	count_suite "$name" "$rc" $(($(date +%s) - t0))
+	if [ "${alongside:-}" = 1 ]; then
+		collect_background
+		alongside=
+	fi
 done
 collect_background
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # check: runs-private (it drops privileges; tests/run-private.sh)
+# check: alongside-next (it waits on timeouts, as 80-robust does: both at once)
 # Negative tests of issue 3 in one 2-guest lab boot (tests/robust/neg.c,
 # limits.c, safety.c and listeners.c via tests/robust/neg-guest.sh):
 # Terminates for a Send into an empty / too small receive queue and for
