@@ -9,7 +9,8 @@
 # swiwarp target and as target for a swiwarp host; NFS v4.2 and v3 over
 # RDMA (nfsd with svcrdma on guest 1, a swiwarp and a siw xprtrdma client at
 # once, then siw's nfsd on guest 3 for the swiwarp client; a large file
-# (NFS_MB / NFS3_MB MiB) and 40 small ones per mount; tests/ulp/nfsrdma.sh);
+# (v4.2: 256 MiB from the swiwarp client, 16 from siw's; v3: 4) and 40
+# small ones per mount; tests/ulp/nfsrdma.sh);
 # iSER (LIO's ib_isert target on guest 1, a
 # swiwarp and a siw ib_iser initiator with open-iscsi; tests/ulp/iser.sh);
 # SRP (LIO's ib_srpt target on guest 1 over the RDMA CM, a swiwarp and a
@@ -61,7 +62,7 @@ fi
 # SWIWARP_KO (another build of the module, e.g. one without a fix) is
 # handed to the guests, whose lab_load_swiwarp loads it instead.
 # 2 GiB guests: the NFS servers' exports are tmpfs, with room for two
-# clients' large files (NFS_MB / NFS3_MB MiB for v4.2 / v3; 256 by hand).
+# clients' large files (NFS_MB / NFS3_MB MiB for v4.2 / v3, tests/ulp/nvmeof-guest.sh).
 LAB_NO_SIW=$nosiw run_lab run -n 3 --kernel "$kmix" --mem 2048 --timeout 1200 -- \
 	"${SWIWARP_KO:+SWIWARP_KO=$SWIWARP_KO }LAB_RESULT_PREFIX=$ktag NVMEOF_MB=${NVMEOF_MB:-2}${NFS_MB:+ NFS_MB=$NFS_MB}${NFS3_MB:+ NFS3_MB=$NFS3_MB} tests/ulp/nvmeof-guest.sh"
 echo "ulp-nvmeof took $((SECONDS - t0)) s"

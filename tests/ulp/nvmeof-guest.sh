@@ -108,18 +108,20 @@ elif [ "$LAB_ID" = 3 ]; then
 fi
 # NFS servers on g1 (swiwarp) and g3 (siw) now: their grace periods run out
 # during the NVMe phases.  g1's export holds two clients' data at once.
-# 16 and 4 MiB: 256 MiB in the three v4.2 mounts cost about 4 more
-# minutes of the boot (3-7.5 MiB/s per client under TCG, session 33), and
-# `make check` must stay under an hour; larger runs by hand (NFS_MB=256;
-# Documentation/ulp.md).
+# The swiwarp client's large v4.2 file is 256 MiB, against swiwarp's nfsd
+# and against siw's (issue 14 asks at least that much, both ways); the siw
+# client's, which shares swiwarp's nfsd at the same time, 16 MiB, and every
+# v3 file 4 MiB.  256 MiB takes about 2 minutes per mount under TCG
+# (Documentation/ulp.md); more in one mount adds that much to make check.
 # On the debug kernel (LAB_SLOWDOWN > 1) 2 and 1 MiB: it moved 16 MiB in
 # 206-409 s per mount (session 31), and what it is run for is its checks
 # of the kernel (KASAN, lockdep), not the volume.
 if [ "${LAB_SLOWDOWN:-1}" -gt 1 ]; then
 	NFS_MB=${NFS_MB:-2} NFS3_MB=${NFS3_MB:-1}
 else
-	NFS_MB=${NFS_MB:-16} NFS3_MB=${NFS3_MB:-4}
+	NFS_MB=${NFS_MB:-256} NFS3_MB=${NFS3_MB:-4}
 fi
+nfs_siw_mb=$((NFS_MB < 16 ? NFS_MB : 16))
 nfs_up=0
 if [ "$LAB_ID" != 2 ]; then
 	if nfs_server_up $((2 * (NFS_MB > NFS3_MB ? NFS_MB : NFS3_MB) + 64)) >"$work/nfs-server-up.log" 2>&1; then
@@ -273,15 +275,16 @@ lab_barrier phase-siw-tgt 1200 || lab_fail "nvmeof/barrier-siw-tgt-g$LAB_ID"
 # (g1), v4.2 then v3; g1 checks each client's files after each version.
 nfs_phase() { # VERS MIB
 	local v=$1 mib=$2
+	local siw_mib=$((mib < nfs_siw_mb ? mib : nfs_siw_mb))
 	if [ "$LAB_ID" = 2 ]; then
 		nfs_client_check "swiwarp-client/v$v" "$v" 192.0.2.1 "$mib"
 	elif [ "$LAB_ID" = 3 ]; then
-		nfs_client_check "siw-client/v$v" "$v" 192.0.2.1 "$mib"
+		nfs_client_check "siw-client/v$v" "$v" 192.0.2.1 "$siw_mib"
 	fi
 	lab_barrier "phase-nfs-v$v" 1200 || lab_fail "nvmeof/barrier-nfs-v$v-g$LAB_ID"
 	if [ "$LAB_ID" = 1 ] && [ $nfs_up = 1 ]; then
 		nfs_server_check "swiwarp-client/v$v" "$mib"
-		nfs_server_check "siw-client/v$v" "$mib"
+		nfs_server_check "siw-client/v$v" "$siw_mib"
 	fi
 }
 [ "$LAB_ID" = 2 ] && lab_delay_connect 0 # phase siw-tgt's workaround; phase nfs talks to swiwarp
