@@ -1801,33 +1801,59 @@ static int kapi_atomic_done(struct kapi *k, char *why, size_t len)
 	       kapi_local_inv(k, &k->cli, k->chk.mr->lkey, why, len);
 }
 
+/* One atomic of a case below and what it must do (kapi_atomic_ok). */
+struct kapi_atomic_step {
+	enum ib_wr_opcode op;
+	enum ib_wc_opcode want;
+	u64 compare_add, swap, orig, now;
+	const char *what;	/* added to the reason when the step fails */
+};
+
 /*
- * Case 7a: Fetch-and-Add on a 64-bit aligned target in the server's dst
- * (IB_ACCESS_REMOTE_ATOMIC): twice, each returning the value before it;
- * the second add carries out of the low 32 bits and wraps the 64.
+ * An atomic case: the target set to @init in an MR with
+ * IB_ACCESS_REMOTE_ATOMIC, then each of @steps in turn, then the MRs
+ * invalidated.
  */
-static void kapi_case_fetch_add(struct kapi *k)
+static void kapi_atomic_case(struct kapi *k, const char *name, u64 init,
+			     u32 seed, const struct kapi_atomic_step *steps,
+			     size_t n)
 {
-	const char *name = "atomic/fetch-add";
-	const u64 a = 0x0123456789abcdefULL, add1 = 0x1000000000000001ULL;
-	const u64 add2 = 0xf0000000ffffffffULL;
 	char why[200] = "";
+	size_t i;
 	int ret;
 
 	if (kapi_7306_skip(k, name))
 		return;
-	ret = kapi_atomic_setup(k, KAPI_ATOMIC, a, 60, why, sizeof(why)) ?:
-	      kapi_atomic_ok(k, IB_WR_ATOMIC_FETCH_AND_ADD, IB_WC_FETCH_ADD,
-			     add1, 0, a, a + add1, why, sizeof(why)) ?:
-	      kapi_atomic_ok(k, IB_WR_ATOMIC_FETCH_AND_ADD, IB_WC_FETCH_ADD,
-			     add2, 0, a + add1, a + add1 + add2, why, sizeof(why)) ?:
-	      kapi_atomic_done(k, why, sizeof(why));
-	if (ret) {
-		kapi_reset(k);
-		kapi_fail(k, name, "%s", why);
-		return;
+	ret = kapi_atomic_setup(k, KAPI_ATOMIC, init, seed, why, sizeof(why));
+	for (i = 0; !ret && i < n; i++) {
+		ret = kapi_atomic_ok(k, steps[i].op, steps[i].want,
+				     steps[i].compare_add, steps[i].swap,
+				     steps[i].orig, steps[i].now, why, sizeof(why));
+		if (ret && steps[i].what)
+			strlcat(why, steps[i].what, sizeof(why));
 	}
-	kapi_pass(k, name);
+	if (!ret)
+		ret = kapi_atomic_done(k, why, sizeof(why));
+	kapi_case_end(k, name, ret, why);
+}
+
+/*
+ * Case 7a: Fetch-and-Add on a 64-bit aligned target in the server's dst:
+ * twice, each returning the value before it; the second add carries out
+ * of the low 32 bits and wraps the 64.
+ */
+static void kapi_case_fetch_add(struct kapi *k)
+{
+	const u64 a = 0x0123456789abcdefULL, add1 = 0x1000000000000001ULL;
+	const u64 add2 = 0xf0000000ffffffffULL;
+	const struct kapi_atomic_step steps[] = {
+		{ IB_WR_ATOMIC_FETCH_AND_ADD, IB_WC_FETCH_ADD, add1, 0,
+		  a, a + add1, NULL },
+		{ IB_WR_ATOMIC_FETCH_AND_ADD, IB_WC_FETCH_ADD, add2, 0,
+		  a + add1, a + add1 + add2, " (the carrying add)" },
+	};
+
+	kapi_atomic_case(k, "atomic/fetch-add", a, 60, steps, ARRAY_SIZE(steps));
 }
 
 /*
@@ -1837,30 +1863,15 @@ static void kapi_case_fetch_add(struct kapi *k)
  */
 static void kapi_case_cmp_swap(struct kapi *k)
 {
-	const char *name = "atomic/cmp-swap";
 	const u64 a = 0xfedcba9876543210ULL, b = 0x1122334455667788ULL;
 	const u64 c = 0x8877665544332211ULL;
-	char why[200] = "";
-	int ret;
+	const struct kapi_atomic_step steps[] = {
+		{ IB_WR_ATOMIC_CMP_AND_SWP, IB_WC_COMP_SWAP, a, b, a, b, NULL },
+		{ IB_WR_ATOMIC_CMP_AND_SWP, IB_WC_COMP_SWAP, a, c, b, b,
+		  " (non-matching compare)" },
+	};
 
-	if (kapi_7306_skip(k, name))
-		return;
-	ret = kapi_atomic_setup(k, KAPI_ATOMIC, a, 61, why, sizeof(why)) ?:
-	      kapi_atomic_ok(k, IB_WR_ATOMIC_CMP_AND_SWP, IB_WC_COMP_SWAP,
-			     a, b, a, b, why, sizeof(why));
-	if (ret)
-		goto fail;
-	ret = kapi_atomic_ok(k, IB_WR_ATOMIC_CMP_AND_SWP, IB_WC_COMP_SWAP,
-			     a, c, b, b, why, sizeof(why));
-	if (ret) {
-		strlcat(why, " (non-matching compare)", sizeof(why));
-		goto fail;
-	}
-	ret = kapi_atomic_done(k, why, sizeof(why));
-	if (ret)
-		goto fail;
-fail:
-	kapi_case_end(k, name, ret, why);
+	kapi_atomic_case(k, "atomic/cmp-swap", a, 61, steps, ARRAY_SIZE(steps));
 }
 
 /*
