@@ -62,6 +62,22 @@ wait_up() {
 field() { grep -o "$2=[^ ]*" "$1" | tail -1 | cut -d= -f2; }
 
 g1() { [ "$LAB_ID" = 1 ]; }
+
+# serve TAG OUT ERR ARGS...: guest 1's consumer, `dpi --id 0 cat ARGS`
+# (stdout to OUT, stderr to ERR), listening before the sources start
+# (barrier TAG-up) and waited for after they are done (TAG-done); its exit
+# status in rc.
+serve() {
+	local tag=$1 o=$2 e=$3 pid
+	shift 3
+	"$dpi" --id 0 cat "$@" >"$o" 2>"$e" &
+	pid=$!
+	wait_up "$e"
+	bar "$tag-up"
+	bar "$tag-done"
+	wait $pid
+	rc=$?
+}
 # want N: section N is selected ($DPI_TESTS, e.g. "1 5"; default all)
 want() { [ -z "${DPI_TESTS:-}" ] || [[ " $DPI_TESTS " == *" $1 "* ]]; }
 
@@ -71,13 +87,7 @@ export DPI_CLUSTER
 if want 1; then
 DPI_CLUSTER=$(spec 7471)
 if g1; then
-	"$dpi" --id 0 cat buffer --sources 1 --wait-ms 100000000 >"$out/listing1.out" 2>"$out/listing1.err" &
-	pid=$!
-	wait_up "$out/listing1.err"
-	bar l1-up
-	bar l1-done
-	wait $pid
-	rc=$?
+	serve l1 "$out/listing1.out" "$out/listing1.err" buffer --sources 1 --wait-ms 100000000
 	if [ $rc -eq 0 ] && cmp -s "$out/listing1.out" <(printf 'Hello \0World!\0'); then
 		lab_pass "$t.listing1"
 	else
@@ -100,14 +110,8 @@ fi
 if want 2; then
 DPI_CLUSTER=$(spec 7472)
 if g1; then
-	"$dpi" --id 0 cat many --create --segment-size 16384 --segments 4 --sources 4 --verify --count 250 \
-		--wait-ms 100000000 >/dev/null 2>"$out/many.err" &
-	pid=$!
-	wait_up "$out/many.err"
-	bar many-up
-	bar many-done
-	wait $pid
-	rc=$?
+	serve many /dev/null "$out/many.err" many --create --segment-size 16384 --segments 4 --sources 4 --verify --count 250 \
+		--wait-ms 100000000
 	want=$(cat "$LAB_SHARED/many.bytes" 2>/dev/null)
 	got=$(field "$out/many.err" bytes)
 	recs=$(field "$out/many.err" records)
@@ -155,14 +159,8 @@ fi
 if want 3; then
 DPI_CLUSTER=$(spec 7473)
 if g1; then
-	"$dpi" --id 0 cat slow --create --segment-size 4096 --segments 2 --sources 1 --verify --count 300 \
-		--slow-us 3000 --wait-ms 100000000 >/dev/null 2>"$out/slow.err" &
-	pid=$!
-	wait_up "$out/slow.err"
-	bar slow-up
-	bar slow-done
-	wait $pid
-	rc=$?
+	serve slow /dev/null "$out/slow.err" slow --create --segment-size 4096 --segments 2 --sources 1 --verify --count 300 \
+		--slow-us 3000 --wait-ms 100000000
 	stalls=$(cat "$LAB_SHARED/slow.stalls" 2>/dev/null)
 	if [ $rc -eq 0 ] && [ "$(field "$out/slow.err" records)" = 300 ] && [ "${stalls:-0}" -gt 0 ]; then
 		lab_pass "$t.backpressure-slow-consumer"
@@ -186,14 +184,8 @@ fi
 if want 4; then
 DPI_CLUSTER=$(spec 7474)
 if g1; then
-	"$dpi" --id 0 cat rs --create --segment-size 4096 --sources 2 --verify --count 50 --poll \
-		--wait-ms 100000000 >/dev/null 2>"$out/rs.err" &
-	pid=$!
-	wait_up "$out/rs.err"
-	bar rs-up
-	bar rs-done
-	wait $pid
-	rc=$?
+	serve rs /dev/null "$out/rs.err" rs --create --segment-size 4096 --sources 2 --verify --count 50 --poll \
+		--wait-ms 100000000
 	if [ $rc -eq 0 ] && grep -q '^dpi: source 0 node -1 aborted records=60 reason: source .*disconnected' "$out/rs.err" &&
 		grep -q '^dpi: source 1 node -1 closed records=50$' "$out/rs.err" &&
 		grep -q ' errors=0 .*empty_polls=[1-9]' "$out/rs.err"; then
@@ -328,13 +320,7 @@ fi
 if want 7; then
 DPI_CLUSTER=$(spec 7477)
 if g1; then
-	"$dpi" --id 0 cat sa,sb --sources 1 --newline --wait-ms 100000000 >"$out/capi.out" 2>"$out/capi.err" &
-	pid=$!
-	wait_up "$out/capi.err"
-	bar capi-up
-	bar capi-done
-	wait $pid
-	rc=$?
+	serve capi "$out/capi.out" "$out/capi.err" sa,sb --sources 1 --newline --wait-ms 100000000
 	if [ $rc -eq 0 ] && [ "$(sort "$out/capi.out" | tr '\n' ' ')" = "scatter-A scatter-B " ]; then
 		lab_pass "$t.scatter"
 	else
@@ -388,14 +374,8 @@ fi
 if want 9; then
 DPI_CLUSTER=$(spec 7479)
 if g1; then
-	"$dpi" --id 0 cat shlog --create --append-mode shared --segment-size 4096 --segments 4 --sources 3 \
-		--verify --count 300 --wait-ms 100000000 >/dev/null 2>"$out/shlog.err" &
-	pid=$!
-	wait_up "$out/shlog.err"
-	bar shlog-up
-	bar shlog-done
-	wait $pid
-	rc=$?
+	serve shlog /dev/null "$out/shlog.err" shlog --create --append-mode shared --segment-size 4096 --segments 4 --sources 3 \
+		--verify --count 300 --wait-ms 100000000
 	want=$(cat "$LAB_SHARED/shlog.bytes" 2>/dev/null)
 	if [ $rc -eq 0 ] && [ "$(field "$out/shlog.err" records)" = 900 ] && [ -n "$want" ] &&
 		[ "$(field "$out/shlog.err" bytes)" = "$want" ] && [ "$(field "$out/shlog.err" hole_size)" = 0 ] &&
@@ -443,14 +423,8 @@ if want 10 && [ "$drv" = siw ]; then
 elif want 10; then
 DPI_CLUSTER=$(spec 7480)
 if g1; then
-	"$dpi" --id 0 cat shhole --create --append-mode shared --segment-size 4096 --segments 4 --sources 2 \
-		--verify --count 400 --wait-ms 100000000 >/dev/null 2>"$out/shhole.err" &
-	pid=$!
-	wait_up "$out/shhole.err"
-	bar shhole-up
-	bar shhole-done
-	wait $pid
-	rc=$?
+	serve shhole /dev/null "$out/shhole.err" shhole --create --append-mode shared --segment-size 4096 --segments 4 --sources 2 \
+		--verify --count 400 --wait-ms 100000000
 	holes=$(field "$out/shhole.err" hole_size)
 	# A's count: its 60 flushed records, plus any of the 3 unflushed ones
 	# that backpressure committed (an appender waiting for room commits
