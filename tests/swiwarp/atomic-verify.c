@@ -132,19 +132,6 @@ static int iters = 200;
 static int nqp = 4;
 static int swaps = 50;		/* successful Compare-and-Swaps per QP */
 
-static void result(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	printf("%s ", ok ? "ok" : "BAD");
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	if (!ok)
-		failures++;
-}
-
 static char *port_str(const char *base, int k)
 {
 	static char buf[8][16];
@@ -404,7 +391,7 @@ static void ord_sequence(struct conn *c, uint64_t raddr, uint32_t rkey,
 			    k, TIMEOUT_S);
 		if (wc.status != IBV_WC_SUCCESS || wc.wr_id != (uint64_t)k ||
 		    wc.opcode != want[k]) {
-			result(0, "ordering (%s): completion %d: wr_id %llu %s opcode %d (want %d)",
+			vcm_result(&failures, 0, "ordering (%s): completion %d: wr_id %llu %s opcode %d (want %d)",
 			       who, k, (unsigned long long)wc.wr_id,
 			       ibv_wc_status_str(wc.status), wc.opcode,
 			       want[k]);
@@ -413,20 +400,20 @@ static void ord_sequence(struct conn *c, uint64_t raddr, uint32_t rkey,
 	}
 	if (bad)
 		return;
-	result(r[1] == ORDX,
+	vcm_result(&failures, r[1] == ORDX,
 	       "ordering (%s): write-then-atomic: the Fetch-and-Add saw the Write before it (%#llx, want %#llx)",
 	       who, (unsigned long long)r[1], (unsigned long long)ORDX);
-	result(r[2] == ORDX + 5,
+	vcm_result(&failures, r[2] == ORDX + 5,
 	       "ordering (%s): atomic-then-read: the Read behind the Fetch-and-Add saw its result (%#llx, want %#llx)",
 	       who, (unsigned long long)r[2], (unsigned long long)(ORDX + 5));
-	result(r[3] == ORDI0 && r[4] == ORDI0,
+	vcm_result(&failures, r[3] == ORDI0 && r[4] == ORDI0,
 	       "ordering (%s): read-then-atomic: the Read before the Compare-and-Swap saw the old value (%#llx), the Compare-and-Swap swapped (original %#llx, want %#llx for both)",
 	       who, (unsigned long long)r[3], (unsigned long long)r[4],
 	       (unsigned long long)ORDI0);
-	result(r[5] == ORDI1,
+	vcm_result(&failures, r[5] == ORDI1,
 	       "ordering (%s): atomic-then-atomic: the Fetch-and-Add saw the swap before it (%#llx, want %#llx)",
 	       who, (unsigned long long)r[5], (unsigned long long)ORDI1);
-	result(r[7] == ORDZ,
+	vcm_result(&failures, r[7] == ORDZ,
 	       "ordering (%s): atomic-then-fenced-write-then-read: the last Read saw the fenced Write (%#llx, want %#llx)",
 	       who, (unsigned long long)r[7], (unsigned long long)ORDZ);
 }
@@ -493,7 +480,7 @@ static void ord_check_page(struct conn *c, const char *who)
 	uint64_t w0 = __atomic_load_n(&c->sink[0], __ATOMIC_SEQ_CST);
 	uint64_t w1 = __atomic_load_n(&c->sink[1], __ATOMIC_SEQ_CST);
 
-	result(w0 == ORDX + 5 && w1 == ORDZ,
+	vcm_result(&failures, w0 == ORDX + 5 && w1 == ORDZ,
 	       "ordering (%s): the target words hold %#llx %#llx (want %#llx %#llx)",
 	       who, (unsigned long long)w0, (unsigned long long)w1,
 	       (unsigned long long)(ORDX + 5), (unsigned long long)ORDZ);
@@ -568,7 +555,7 @@ static int client(const char *addr, const char *port)
 			die("pthread_create");
 	for (i = 0; i < nqp; i++) {
 		pthread_join(th[i], NULL);
-		result(c[i].failures == -1, "QP %d: %d fetch-adds, %d swaps%s%s",
+		vcm_result(&failures, c[i].failures == -1, "QP %d: %d fetch-adds, %d swaps%s%s",
 		       i, iters, swaps, c[i].why[0] ? ": " : "",
 		       c[i].why);
 	}
@@ -576,7 +563,7 @@ static int client(const char *addr, const char *port)
 	for (i = 1; i < nqp * iters; i++)
 		if (all[i] == all[i - 1])
 			dup++;
-	result(!dup, "%d fetch-add originals all different (%d duplicates, range %llu..%llu)",
+	vcm_result(&failures, !dup, "%d fetch-add originals all different (%d duplicates, range %llu..%llu)",
 	       nqp * iters, dup, (unsigned long long)all[0],
 	       (unsigned long long)all[nqp * iters - 1]);
 	for (i = 0; i < nqp; i++)
@@ -608,18 +595,18 @@ static int client(const char *addr, const char *port)
 			rc = post_atomic(&n, IBV_WR_ATOMIC_FETCH_AND_ADD,
 					 n.si.addr, n.si.rkey, 1, 0, 1);
 		if (rc) {
-			result(0, "%s: post failed locally: %s", neg_name[i],
+			vcm_result(&failures, 0, "%s: post failed locally: %s", neg_name[i],
 			       strerror(rc));
 			conn_free(&n);
 			continue;
 		}
 		for (k = 0; k < 2; k++) {
 			if (!poll_one(n.cq, &wc)) {
-				result(0, "%s: completion %d: none in %d s",
+				vcm_result(&failures, 0, "%s: completion %d: none in %d s",
 				       neg_name[i], k + 1, TIMEOUT_S);
 				break;
 			}
-			result(wc.wr_id == (uint64_t)k && wc.status == want[k],
+			vcm_result(&failures, wc.wr_id == (uint64_t)k && wc.status == want[k],
 			       "%s: %s Fetch-and-Add: wr_id %llu %s (want %s)",
 			       neg_name[i], k ? "the good" : "the bad",
 			       (unsigned long long)wc.wr_id,
@@ -628,7 +615,7 @@ static int client(const char *addr, const char *port)
 		}
 		/* what our QP received, as swiwarp reports it (qpterm.h) */
 		rc = qp_term_find(n.cm.id->qp, 0, 3000, &l, &t, &code);
-		result(rc == 1 && l == 0 && t == 1 && code == neg_term_code[i],
+		vcm_result(&failures, rc == 1 && l == 0 && t == 1 && code == neg_term_code[i],
 		       "%s: Terminate received: %slayer %d type %d code 0x%02x (want 0/1/0x%02x)",
 		       neg_name[i], rc == 1 ? "" : "none reported by rdma res show qp -dd, ",
 		       rc == 1 ? l : -1, rc == 1 ? t : -1, rc == 1 ? code : 0,
@@ -727,18 +714,18 @@ static int server(const char *addr, const char *port)
 	want2 = (uint64_t)nqp * swaps;
 	v1 = __atomic_load_n(&ctr[0], __ATOMIC_SEQ_CST);
 	v2 = __atomic_load_n(&ctr[1], __ATOMIC_SEQ_CST);
-	result(v1 == want1,
+	vcm_result(&failures, v1 == want1,
 	       "fetch-add counter %llu = %d QPs x %d + %llu local CPU adds",
 	       (unsigned long long)v1, nqp, iters,
 	       (unsigned long long)local_adds);
-	result(v2 == want2, "compare-and-swap counter %llu, want %llu",
+	vcm_result(&failures, v2 == want2, "compare-and-swap counter %llu, want %llu",
 	       (unsigned long long)v2, (unsigned long long)want2);
 
 	for (i = nqp; i < nqp + NNEG; i++) {
 		server_conn(&c[i], buf + PAGE, IBV_ACCESS_REMOTE_ATOMIC);
 		conn_free(&c[i]);
 	}
-	result(ctr[0] == v1 && ctr[1] == v2 && !region_changed(buf),
+	vcm_result(&failures, ctr[0] == v1 && ctr[1] == v2 && !region_changed(buf),
 	       "after the bad requests: counters %llu %llu, %d other octets of the region and its guard pages changed",
 	       (unsigned long long)ctr[0], (unsigned long long)ctr[1],
 	       region_changed(buf));
@@ -791,16 +778,16 @@ static int refused(const char *addr, const char *port, int srv)
 		int rc = post_atomic(&c, op, c.si.addr, c.si.rkey, 1, 2, 0);
 
 		if (strncmp(dev, "swiwarp", 7) == 0)
-			result(rc == EOPNOTSUPP, "%s: %s post refused: %s", dev,
+			vcm_result(&failures, rc == EOPNOTSUPP, "%s: %s post refused: %s", dev,
 			       k ? "compare-and-swap" : "fetch-add",
 			       rc ? strerror(rc) : "posted");
 		else
-			result(rc != 0, "%s: %s post refused: %s", dev,
+			vcm_result(&failures, rc != 0, "%s: %s post refused: %s", dev,
 			       k ? "compare-and-swap" : "fetch-add",
 			       rc ? strerror(rc) : "posted");
 	}
 	if (srv) {
-		result(poll_one(c.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+		vcm_result(&failures, poll_one(c.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
 		       wc.opcode == IBV_WC_RECV,
 		       "the client's Send arrived after the refused atomics");
 	} else {
@@ -811,7 +798,7 @@ static int refused(const char *addr, const char *port, int srv)
 		swr.send_flags = IBV_SEND_SIGNALED;
 		if (vcm_post_send(c.cm.id->qp, &swr, &sbad))
 			die("post_send: %s", strerror(errno));
-		result(poll_one(c.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+		vcm_result(&failures, poll_one(c.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
 		       wc.opcode == IBV_WC_SEND,
 		       "a Send after the refused atomics");
 	}

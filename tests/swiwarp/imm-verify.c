@@ -146,19 +146,6 @@ struct conn {
 	int failures;
 };
 
-static void result(struct conn *c, int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	printf("%s ", ok ? "ok" : "BAD");
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	if (!ok)
-		c->failures++;
-}
-
 static uint8_t pat(uint32_t seed, uint64_t i)
 {
 	uint32_t x = seed * 0x9e3779b1u ^ (uint32_t)(i * 2654435761u);
@@ -284,7 +271,7 @@ static void recv_word(struct conn *c, uint32_t want, const char *what)
 	poll_one(c->rcq, &wc, what);
 	if (wc.status == IBV_WC_SUCCESS && wc.byte_len == 4)
 		memcpy(&got, c->rbuf + wc.wr_id * RBUF, 4);
-	result(c, wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+	vcm_result(&c->failures, wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
 		  !(wc.wc_flags & IBV_WC_WITH_IMM) && got == want,
 	       "%s: status %s opcode %d flags %#x len %u word %#x (want %#x)",
 	       what, ibv_wc_status_str(wc.status), wc.opcode, wc.wc_flags,
@@ -308,7 +295,7 @@ static void try_write_imm(struct conn *c)
 	struct ibv_send_wr *bad = NULL;
 	int ret = vcm_post_send(c->cm.id->qp, &wr, &bad);
 
-	result(c, is_siw(c) ? ret != 0 : ret == EOPNOTSUPP && bad == &wr,
+	vcm_result(&c->failures, is_siw(c) ? ret != 0 : ret == EOPNOTSUPP && bad == &wr,
 	       "write-imm-refused (%s): post_send returned %d (%s)",
 	       ibv_get_device_name(c->cm.id->verbs->device), ret, strerror(ret));
 	/* ... and a Send with Immediate, plain and inline */
@@ -319,7 +306,7 @@ static void try_write_imm(struct conn *c)
 		wr.wr.rdma.rkey = 0;
 		bad = NULL;
 		ret = vcm_post_send(c->cm.id->qp, &wr, &bad);
-		result(c, is_siw(c) ? ret != 0 : ret == EOPNOTSUPP && bad == &wr,
+		vcm_result(&c->failures, is_siw(c) ? ret != 0 : ret == EOPNOTSUPP && bad == &wr,
 		       "send-imm-refused%s (%s): post_send returned %d (%s)",
 		       inl ? "-inline" : "",
 		       ibv_get_device_name(c->cm.id->verbs->device), ret,
@@ -332,13 +319,13 @@ static int check_write(struct conn *c, int k, uint32_t off, uint32_t size)
 {
 	for (uint32_t i = 0; i < size; i++) {
 		if (c->mem[off + i] != pat((uint32_t)k, i)) {
-			result(c, 0, "write %d: byte %u of %u not in place at its completion (0x%02x)",
+			vcm_result(&c->failures, 0, "write %d: byte %u of %u not in place at its completion (0x%02x)",
 			       k, i, size, c->mem[off + i]);
 			return 0;
 		}
 	}
 	if (c->mem[off - 1] != GUARD || c->mem[off + size] != GUARD) {
-		result(c, 0, "write %d: guard byte around [%u, %u) overwritten",
+		vcm_result(&c->failures, 0, "write %d: guard byte around [%u, %u) overwritten",
 		       k, off, off + size);
 		return 0;
 	}
@@ -366,7 +353,7 @@ static void check_send_imm(struct conn *c, const struct ibv_wc *wc, int slot,
 	    !(wc->wc_flags & IBV_WC_WITH_IMM) || ntohl(wc->imm_data) != imm ||
 	    wc->byte_len != size || wc->wr_id != (uint64_t)slot) {
 		if (!(*bad)++)
-			result(c, 0, "send-imm %d: status %s opcode %d flags %#x imm %#x len %u wr_id %llu (want RECV, WITH_IMM, imm %#x, len %u, wr_id %d)",
+			vcm_result(&c->failures, 0, "send-imm %d: status %s opcode %d flags %#x imm %#x len %u wr_id %llu (want RECV, WITH_IMM, imm %#x, len %u, wr_id %d)",
 			       j, ibv_wc_status_str(wc->status), wc->opcode,
 			       wc->wc_flags, ntohl(wc->imm_data), wc->byte_len,
 			       (unsigned long long)wc->wr_id, imm, size, slot);
@@ -377,7 +364,7 @@ static void check_send_imm(struct conn *c, const struct ibv_wc *wc, int slot,
 			break;
 	if (i < size || (size < RBUF && p[size] != GUARD)) {
 		if (!(*bad)++)
-			result(c, 0, "send-imm %d: payload byte %u of %u wrong (0x%02x)",
+			vcm_result(&c->failures, 0, "send-imm %d: payload byte %u of %u wrong (0x%02x)",
 			       j, i, size, i < RBUF ? p[i] : 0);
 	}
 }
@@ -435,7 +422,7 @@ static int server(const char *addr, const char *port, int neg)
 		    ntohl(wc.imm_data) != IMM_BASE + (uint32_t)i ||
 		    wc.wr_id != (uint64_t)i || wc.byte_len != size) {
 			if (!bad_imm++)
-				result(&c, 0, "write-imm %d: status %s opcode %d flags %#x imm %#x wr_id %llu byte_len %u (want imm %#x, wr_id %d, byte_len %u)",
+				vcm_result(&c.failures, 0, "write-imm %d: status %s opcode %d flags %#x imm %#x wr_id %llu byte_len %u (want imm %#x, wr_id %d, byte_len %u)",
 				       i, ibv_wc_status_str(wc.status),
 				       wc.opcode, wc.wc_flags,
 				       ntohl(wc.imm_data),
@@ -446,13 +433,13 @@ static int server(const char *addr, const char *port, int neg)
 		check_write(&c, i, off, size);
 		for (int b = 0; b < RBUF; b++)
 			if (c.rbuf[i * RBUF + b] != GUARD && !bad_buf++)
-				result(&c, 0, "write-imm %d: receive buffer written",
+				vcm_result(&c.failures, 0, "write-imm %d: receive buffer written",
 				       i);
 	}
-	result(&c, !bad_imm && !bad_buf,
+	vcm_result(&c.failures, !bad_imm && !bad_buf,
 	       "write-imm-order: %d Writes with Immediate (0 .. %u bytes): opcode, flag, value, byte_len (the Write's length) and WQE in post order, data in place",
 	       nimm, sizes[nimm < 8 ? nimm - 1 : 7]);
-	result(&c, !event_within(&c, 300),
+	vcm_result(&c.failures, !event_within(&c, 300),
 	       "unsolicited-no-event: %d Immediate Data without SE raised no event on a solicited-only CQ",
 	       nimm);
 	send_word(&c, 0x6060);		/* go */
@@ -461,22 +448,22 @@ static int server(const char *addr, const char *port, int neg)
 	for (i = 0; i < NSIMM; i++) {
 		poll_one(c.rcq, &wc, "send-imm receive");
 		if (!i)
-			result(&c, check_write(&c, ORD_SEED, ORD_OFF, ord_size),
+			vcm_result(&c.failures, check_write(&c, ORD_SEED, ORD_OFF, ord_size),
 			       "send-imm-after-write: the %u-byte Write before it is in place at the first Send with Immediate's completion",
 			       ord_size);
 		check_send_imm(&c, &wc, nimm + i, i, ssize(i), SIMM_BASE + (uint32_t)i,
 			       &bad_simm);
 	}
-	result(&c, !bad_simm,
+	vcm_result(&c.failures, !bad_simm,
 	       "send-imm: %d Sends with Immediate (0 .. %u bytes, %u inline): IBV_WC_RECV, WITH_IMM, value, byte_len, WQE in post order, payload",
 	       NSIMM, ssize(NSIMM - 1), ssize(SINL));
-	result(&c, !event_within(&c, 300),
+	vcm_result(&c.failures, !event_within(&c, 300),
 	       "send-imm-unsolicited-no-event: %d Sends with Immediate without SE raised no event on a solicited-only CQ",
 	       NSIMM);
 	send_word(&c, 0x6061);		/* go2 */
 
 	if (!event_within(&c, 20000)) {
-		result(&c, 0, "solicited-event: none within 20 s");
+		vcm_result(&c.failures, 0, "solicited-event: none within 20 s");
 	} else {
 		struct ibv_cq *ecq;
 		void *ectx;
@@ -485,14 +472,14 @@ static int server(const char *addr, const char *port, int neg)
 			die("get_cq_event");
 		ibv_ack_cq_events(ecq, 1);
 		poll_one(c.rcq, &wc, "solicited write-imm");
-		result(&c, wc.status == IBV_WC_SUCCESS &&
+		vcm_result(&c.failures, wc.status == IBV_WC_SUCCESS &&
 			  wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
 			  (wc.wc_flags & IBV_WC_WITH_IMM) &&
 			  ntohl(wc.imm_data) == IMM_SOL && wc.byte_len == SOL_SIZE,
 		       "solicited-event: woken; opcode %d imm %#x byte_len %u (want %#x, %u: its own Write's length, not the plain Write's before it)",
 		       wc.opcode, ntohl(wc.imm_data), wc.byte_len, IMM_SOL, SOL_SIZE);
 		check_write(&c, NIMM, woff(NIMM), SOL_SIZE);
-		result(&c, check_write(&c, ORD_SEED2, ORD_OFF, ord_size),
+		vcm_result(&c.failures, check_write(&c, ORD_SEED2, ORD_OFF, ord_size),
 		       "write-imm-after-write: the %u-byte Write before it is in place at the solicited Write with Immediate's completion",
 		       ord_size);
 	}
@@ -502,7 +489,7 @@ static int server(const char *addr, const char *port, int neg)
 		die("req_notify_cq");
 	send_word(&c, 0x6062);		/* go3 */
 	if (!event_within(&c, 20000)) {
-		result(&c, 0, "send-imm-solicited-event: none within 20 s");
+		vcm_result(&c.failures, 0, "send-imm-solicited-event: none within 20 s");
 	} else {
 		struct ibv_cq *ecq;
 		void *ectx;
@@ -514,7 +501,7 @@ static int server(const char *addr, const char *port, int neg)
 		poll_one(c.rcq, &wc, "solicited send-imm");
 		check_send_imm(&c, &wc, nimm + NSIMM + 1, NSIMM, SSOL_SIZE,
 			       SIMM_SOL, &bad);
-		result(&c, !bad, "send-imm-solicited-event: woken; RECV, WITH_IMM, imm %#x, %u bytes",
+		vcm_result(&c.failures, !bad, "send-imm-solicited-event: woken; RECV, WITH_IMM, imm %#x, %u bytes",
 		       SIMM_SOL, SSOL_SIZE);
 	}
 	recv_word(&c, 0xb7e, "send-after-send-imm");
@@ -614,7 +601,7 @@ static int client(const char *addr, const char *port, int neg)
 	post_recv(&c, 2);
 	vcm_connect(&c.cm, &si, sizeof(si), 0);
 	if (!neg && (si.ord_size != ord_size || si.nimm != (uint32_t)nimm)) {
-		result(&c, 0, "parameters: the server has -S %u -k %u, this client -S %u -k %d; they must be the same",
+		vcm_result(&c.failures, 0, "parameters: the server has -S %u -k %u, this client -S %u -k %d; they must be the same",
 		       si.ord_size, si.nimm, ord_size, nimm);
 		goto out;
 	}
@@ -637,12 +624,12 @@ static int client(const char *addr, const char *port, int neg)
 		if ((wc.status != IBV_WC_SUCCESS ||
 		     wc.opcode != IBV_WC_RDMA_WRITE ||
 		     wc.wr_id != (uint64_t)done) && !bad_wc++)
-			result(&c, 0, "write-imm %d completion: status %s opcode %d wr_id %llu",
+			vcm_result(&c.failures, 0, "write-imm %d completion: status %s opcode %d wr_id %llu",
 			       done, ibv_wc_status_str(wc.status), wc.opcode,
 			       (unsigned long long)wc.wr_id);
 		done++;
 	}
-	result(&c, !bad_wc, "write-imm-sender: %d completions IBV_WC_RDMA_WRITE in order",
+	vcm_result(&c.failures, !bad_wc, "write-imm-sender: %d completions IBV_WC_RDMA_WRITE in order",
 	       nimm);
 	recv_word(&c, 0x6060, "go from the server");
 	plain_write(&c, &si, ORD_SEED);
@@ -655,27 +642,27 @@ static int client(const char *addr, const char *port, int neg)
 		if ((wc.status != IBV_WC_SUCCESS ||
 		     wc.opcode != (enum ibv_wc_opcode)(j < 0 ? IBV_WC_RDMA_WRITE : IBV_WC_SEND) ||
 		     wc.wr_id != (j < 0 ? 200u : 300u + (uint64_t)j)) && !bad_wc++)
-			result(&c, 0, "send-imm %d completion: status %s opcode %d wr_id %llu",
+			vcm_result(&c.failures, 0, "send-imm %d completion: status %s opcode %d wr_id %llu",
 			       j, ibv_wc_status_str(wc.status), wc.opcode,
 			       (unsigned long long)wc.wr_id);
 	}
-	result(&c, !bad_wc, "send-imm-sender: the Write and %d Sends with Immediate complete in order (IBV_WC_RDMA_WRITE, IBV_WC_SEND)",
+	vcm_result(&c.failures, !bad_wc, "send-imm-sender: the Write and %d Sends with Immediate complete in order (IBV_WC_RDMA_WRITE, IBV_WC_SEND)",
 	       NSIMM);
 	recv_word(&c, 0x6061, "go2 from the server");
 	plain_write(&c, &si, ORD_SEED2);
 	write_imm(&c, &si, NIMM, SOL_SIZE, IMM_SOL, IBV_SEND_SOLICITED);
 	poll_one(c.scq, &wc, "plain write before the solicited write-imm");
-	result(&c, wc.status == IBV_WC_SUCCESS && wc.wr_id == 200,
+	vcm_result(&c.failures, wc.status == IBV_WC_SUCCESS && wc.wr_id == 200,
 	       "write-before-solicited-write-imm completion: %s",
 	       ibv_wc_status_str(wc.status));
 	poll_one(c.scq, &wc, "solicited write-imm");
-	result(&c, wc.status == IBV_WC_SUCCESS && wc.wr_id == NIMM,
+	vcm_result(&c.failures, wc.status == IBV_WC_SUCCESS && wc.wr_id == NIMM,
 	       "solicited-write-imm completion: %s",
 	       ibv_wc_status_str(wc.status));
 	recv_word(&c, 0x6062, "go3 from the server");
 	send_imm(&c, NSIMM, SSOL_SIZE, SIMM_SOL, IBV_SEND_SOLICITED);
 	poll_one(c.scq, &wc, "solicited send-imm");
-	result(&c, wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND &&
+	vcm_result(&c.failures, wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND &&
 		  wc.wr_id == 300u + NSIMM,
 	       "solicited-send-imm completion: %s",
 	       ibv_wc_status_str(wc.status));

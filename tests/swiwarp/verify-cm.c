@@ -35,6 +35,19 @@ double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+void vcm_result(int *failures, int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	printf("%s ", ok ? "ok" : "BAD");
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	if (!ok)
+		(*failures)++;
+}
+
 int vcm_common_opt(struct vcm_args *args, int opt, const char *arg)
 {
 	switch (opt) {

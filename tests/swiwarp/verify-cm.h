@@ -33,6 +33,13 @@ void die(const char *fmt, ...)
 double now(void);
 
 /*
+ * One check's verdict on stdout, "ok MESSAGE" or "BAD MESSAGE" (the lab
+ * scripts count both); a BAD adds one to *failures.
+ */
+void vcm_result(int *failures, int ok, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
  * The options every checker takes: -s ADDR (be the server) or -c ADDR (be
  * the client), -p PORT.  Start with role -1 and port the checker's
  * default; after getopt, role -1 or a NULL addr means a usage error.
