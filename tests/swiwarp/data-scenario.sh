@@ -241,20 +241,26 @@ rping_pair() {
 	fi
 }
 
-# perf_server_result TAG: the server guest's result line of a perftest pair
-# run by run_pair (its exit status; the client's line is the caller's).
-perf_server_result() {
-	local tag=$1
-	if [ $rc_s -ne 0 ]; then
-		lab_fail "$mode/$tag-server-$me" "exit $rc_s: $(cat "$work/$tag-s.log" "$work/$tag-s.err" | tail -n 3 | tr '\n' ' ' | cut -c1-160); $(lab_klog)$note"
+# perf_verdict TAG SERVER_ID OK WHAT: after a perftest run_pair, on the
+# server its exit status, on the client its verdict: PASS (WHAT shown) when
+# it exited 0 and OK is 0, else FAIL with WHAT and the end of its log.
+perf_verdict() {
+	local tag=$1 sid=$2 ok=$3 what=$4 side=client r=c rc=$rc_c
+	if [ "$LAB_ID" = "$sid" ]; then
+		side=server r=s rc=$rc_s ok=0 what=
+	fi
+	if [ "$ok" = 0 ] && [ "$rc" -eq 0 ]; then
+		lab_pass "$mode/$tag-$side-$me$note"
+		[ -n "$what" ] && echo "$tag: $what (TCG guest, not a benchmark)"
 	else
-		lab_pass "$mode/$tag-server-$me$note"
+		lab_fail "$mode/$tag-$side-$me" "exit $rc${what:+, $what}: $(cat "$work/$tag-$r.log" "$work/$tag-$r.err" | tail -n 3 | tr '\n' ' ' | cut -c1-160); $(lab_klog)$note"
 	fi
 }
 
-# readbw_pair TAG SERVER_ID QPS ITERS
+# readbw_pair TAG SERVER_ID QPS ITERS: ib_read_bw -R with QPS QPs; the
+# client's average in bw.
 readbw_pair() {
-	local tag=$1 sid=$2 qps=$3 iters=$4
+	local tag=$1 sid=$2 qps=$3 iters=$4 ok=1
 	bw=
 	local args=(-R -d "$dev" -n "$iters" -s 65536 -q "$qps" -F --report_gbits)
 	next_port
@@ -263,15 +269,9 @@ readbw_pair() {
 	if [ "$LAB_ID" != "$sid" ]; then
 		# perftest reports iterations per run (QPS x ITERS with -q)
 		bw=$(awk '$1 == 65536 && $2 ~ /^[0-9]+$/ && NF >= 5 { print $4 }' "$work/$tag-c.log")
-		if [ $rc_c -eq 0 ] && awk -v b="$bw" 'BEGIN { exit !(b + 0 > 0) }'; then
-			lab_pass "$mode/$tag-client-$me$note"
-			echo "$tag: $bw Gb/s average (TCG guest, not a benchmark)"
-		else
-			lab_fail "$mode/$tag-client-$me" "exit $rc_c, average '$bw': $(cat "$work/$tag-c.log" "$work/$tag-c.err" | tail -n 3 | tr '\n' ' ' | cut -c1-160); $(lab_klog)$note"
-		fi
-	else
-		perf_server_result "$tag"
+		awk -v b="$bw" 'BEGIN { exit !(b + 0 > 0) }' && ok=0
 	fi
+	perf_verdict "$tag" "$sid" $ok "average '$bw' Gb/s"
 }
 
 # atomic_pair TAG SERVER_ID TOOL OP ITERS: unmodified perftest TOOL
@@ -279,23 +279,18 @@ readbw_pair() {
 # must exit 0 with its 8-octet result line (bw: a message rate above zero;
 # the MB/s columns have two decimals and read 0.00 on a loaded host).
 atomic_pair() {
-	local tag=$1 sid=$2 tool=$3 op=$4 iters=$5 line
+	local tag=$1 sid=$2 tool=$3 op=$4 iters=$5 line='' ok=1
 	local args=(-R -d "$dev" -n "$iters" -A "$op" -F)
 	next_port
 	run_pair "$tag" "$sid" 120 "$tool" "${args[@]}" -p $port -- \
 		"$tool" "${args[@]}" -p $port "192.0.2.$sid"
 	if [ "$LAB_ID" != "$sid" ]; then
 		line=$(awk -v n="$iters" '$1 == 8 && $2 == n && NF >= 5' "$work/$tag-c.log")
-		if [ $rc_c -eq 0 ] && [ -n "$line" ] &&
-			{ [ "$tool" != ib_atomic_bw ] || awk -v b="$(echo "$line" | awk '{ print $5 }')" 'BEGIN { exit !(b + 0 > 0) }'; }; then
-			lab_pass "$mode/$tag-client-$me$note"
-			echo "$tag: $line (TCG guest, not a benchmark)"
-		else
-			lab_fail "$mode/$tag-client-$me" "exit $rc_c, result '$line': $(cat "$work/$tag-c.log" "$work/$tag-c.err" | tail -n 3 | tr '\n' ' ' | cut -c1-160); $(lab_klog)$note"
-		fi
-	else
-		perf_server_result "$tag"
+		[ -n "$line" ] &&
+			{ [ "$tool" != ib_atomic_bw ] || awk -v b="$(echo "$line" | awk '{ print $5 }')" 'BEGIN { exit !(b + 0 > 0) }'; } &&
+			ok=0
 	fi
+	perf_verdict "$tag" "$sid" $ok "result '$line'"
 }
 
 # averify_pair TAG SERVER_ID [-n|-X]: atomic-verify (built next to
