@@ -90,6 +90,15 @@ static inline int lab_wait_wc(struct ibv_cq *cq, int ms, struct ibv_wc *wc,
 	return -1;
 }
 
+/* An RC QP's attributes: one CQ for both queues, one SGE per WR. */
+static inline struct ibv_qp_init_attr lab_rc_qp_attr(struct ibv_cq *cq, uint32_t sq, uint32_t rq)
+{
+	return (struct ibv_qp_init_attr){
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = sq, .max_recv_wr = rq, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+}
+
 /* rdma_getaddrinfo of addr:port for RDMA_PS_TCP (NULL on failure). */
 static inline struct rdma_addrinfo *lab_getai(const char *addr, int port, bool passive)
 {

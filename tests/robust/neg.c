@@ -428,13 +428,7 @@ static int server(const char *addr, const char *port, int nconn)
 								     (uint32_t)(mr_sizes[i] > UINT32_MAX ? 0 : mr_sizes[i]) };
 				inf.nmr = 1 + NSIZES(big);
 			}
-			qa.send_cq = cq;
-			qa.recv_cq = cq;
-			qa.qp_type = IBV_QPT_RC;
-			qa.cap.max_send_wr = 16;
-			qa.cap.max_recv_wr = 8;
-			qa.cap.max_send_sge = 1;
-			qa.cap.max_recv_sge = 1;
+			qa = lab_rc_qp_attr(cq, 16, 8);
 			if (rdma_create_qp(id, pd, &qa)) {
 				printf("FAIL: robust.neg.%s.server [create_qp: %s]\n", name, strerror(errno));
 				return 2;
@@ -511,13 +505,7 @@ static int cconnect(struct cctx *x, struct rdma_addrinfo *ai, const char *name, 
 	x->buf = mmap(NULL, CBUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	x->mr = x->cq && x->buf != MAP_FAILED ? ibv_reg_mr(x->pd, x->buf, CBUF, IBV_ACCESS_LOCAL_WRITE) :
 		NULL;
-	qa.send_cq = x->cq;
-	qa.recv_cq = x->cq;
-	qa.qp_type = IBV_QPT_RC;
-	qa.cap.max_send_wr = sq;
-	qa.cap.max_recv_wr = rq;
-	qa.cap.max_send_sge = 1;
-	qa.cap.max_recv_sge = 1;
+	qa = lab_rc_qp_attr(x->cq, sq, rq);
 	if (!x->mr || rdma_create_qp(x->id, x->pd, &qa)) {
 		snprintf(why, wl, "verbs setup: %s", strerror(errno));
 		return 1;

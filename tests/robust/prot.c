@@ -158,13 +158,7 @@ static int server(const char *addr, const char *port, int nconn)
 				printf("prot server: rkeys rw=0x%x ro=0x%x wo=0x%x other=0x%x\n",
 				       mr_rw->rkey, mr_ro->rkey, mr_wo->rkey, mr_other->rkey);
 			}
-			qa.send_cq = cq;
-			qa.recv_cq = cq;
-			qa.qp_type = IBV_QPT_RC;
-			qa.cap.max_send_wr = 8;
-			qa.cap.max_recv_wr = 8;
-			qa.cap.max_send_sge = 1;
-			qa.cap.max_recv_sge = 1;
+			qa = lab_rc_qp_attr(cq, 8, 8);
 			rdma_ack_cm_event(ev);
 			if (rdma_create_qp(id, pd, &qa) || rdma_accept(id, &cp)) {
 				perror("prot server: accept");
@@ -298,13 +292,7 @@ static int client_case(const char *addr, const char *port, const struct pcase *p
 	cq = pd ? ibv_create_cq(id->verbs, 16, NULL, NULL, 0) : NULL;
 	mr = pd ? ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE) : NULL;
 	mr_info = pd ? ibv_reg_mr(pd, &info, sizeof(info), IBV_ACCESS_LOCAL_WRITE) : NULL;
-	qa.send_cq = cq;
-	qa.recv_cq = cq;
-	qa.qp_type = IBV_QPT_RC;
-	qa.cap.max_send_wr = 8;
-	qa.cap.max_recv_wr = 8;
-	qa.cap.max_send_sge = 1;
-	qa.cap.max_recv_sge = 1;
+	qa = lab_rc_qp_attr(cq, 8, 8);
 	if (!cq || !mr || !mr_info || rdma_create_qp(id, pd, &qa)) {
 		snprintf(why, sizeof(why), "verbs setup: %s", strerror(errno));
 		goto fail;
