@@ -37,7 +37,9 @@ run() { # run LOG [ENV...]: the runner on the made-up suites
 	local log=$1
 	shift
 	rm -f "$work"/*.start "$work"/*.end
-	env CHECK_SUITE_DIR="$work/suites" CHECK_LOG_DIR="$work/logs" "$@" \
+	# Not what the runner this test runs under was given (CHECK_ONLY, ...).
+	env -u CHECK_ONLY -u CHECK_SERIAL -u CHECK_STRICT -u TEE \
+		CHECK_SUITE_DIR="$work/suites" CHECK_LOG_DIR="$work/logs" "$@" \
 		bash "$runner" >"$work/$log" 2>&1
 }
 
