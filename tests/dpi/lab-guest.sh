@@ -341,25 +341,34 @@ fi
 
 # ---------------------------------------------------------------------------
 # 8. The critical size (copy below, register above) is measured at init on
-#    this guest's device.  Measured three times over on each guest, the
-#    value may move by at most three table steps (8x): on a loaded host the
-#    ratio of registration to copy cost itself shifts between runs.
+#    this guest's device.  Measured three times over on each guest, two of
+#    the three must agree within two table steps (4x).  One may be off by
+#    more: the lab cannot keep the host quiet, and a measurement taken
+#    while the other boot's guests are busy slows registration several
+#    times more than copying (session 34, siw: 262144, 4194304, 524288, the
+#    middle table 2-10x slower throughout); the medians of its rounds
+#    cannot help when the whole measurement is disturbed.
 if want 8; then
 	vals=()
 	for i in 1 2 3; do
 		"$dpi" info >"$out/info.$i" 2>&1
 		vals+=("$(awk '/critical size/ {print $3}' "$out/info.$i" | head -1)")
 	done
-	lo=${vals[0]:-0} hi=${vals[0]:-0} okv=1
+	okv=1 agree=0
 	for v in "${vals[@]}"; do
 		[[ $v =~ ^[0-9]+$ ]] && [ "$v" -gt 0 ] || okv=0
-		[ "${v:-0}" -lt "$lo" ] && lo=$v
-		[ "${v:-0}" -gt "$hi" ] && hi=$v
 	done
-	if [ $okv = 1 ] && [ $((lo * 8)) -ge "$hi" ]; then
+	if [ $okv = 1 ]; then
+		for pair in "0 1" "0 2" "1 2"; do
+			read -r x y <<<"$pair"
+			x=${vals[$x]} y=${vals[$y]}
+			[ $((x * 4)) -ge "$y" ] && [ $((y * 4)) -ge "$x" ] && agree=1
+		done
+	fi
+	if [ $agree = 1 ]; then
 		lab_result "PASS: $t.critical-size-stable-g$LAB_ID (${vals[*]} bytes)"
 	else
-		lab_fail "$t.critical-size-stable-g$LAB_ID" "three measurements: ${vals[*]}"
+		lab_fail "$t.critical-size-stable-g$LAB_ID" "three measurements, no two within 4x: ${vals[*]}"
 	fi
 	bar crit-done
 fi
