@@ -494,10 +494,16 @@ static int dissect_req_rep(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	ri = proto_tree_add_item(mt, hf_mpa_rev, tvb, IWARP_MPA_RR_REV_OFF, 1, ENC_BIG_ENDIAN);
 	if (rev != IWARP_MPA_REV1 && rev != IWARP_MPA_REV2)
 		expert_add_info(pinfo, ri, &ei_mpa_bad_rev);
-	/* swiwarp's RFC 7306 announcement (include/iwarp/mpa.h) is no warning */
+	/*
+	 * swiwarp's announcements (include/iwarp/mpa.h) are no warning: RFC
+	 * 7306, and FPDUs longer than a segment, which counts only next to it.
+	 */
 	sw7306 = is_req ? IWARP_MPA_FLAG_RFC7306_REQ : IWARP_MPA_FLAG_RFC7306_REP;
-	if (flags & sw7306)
-		proto_item_append_text(fi, " (swiwarp: RFC 7306)");
+	if (flags & sw7306) {
+		proto_item_append_text(fi, " (swiwarp: RFC 7306%s)",
+				       flags & IWARP_MPA_FLAG_LARGE_FPDU ? ", large FPDUs" : "");
+		sw7306 |= IWARP_MPA_FLAG_LARGE_FPDU;
+	}
 	if (flags & IWARP_MPA_RES_MASK_V2 & ~sw7306)
 		expert_add_info(pinfo, fi, &ei_mpa_res_set);
 	if (!is_req && (flags & IWARP_MPA_FLAG_R))

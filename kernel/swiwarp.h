@@ -525,6 +525,7 @@ struct swiwarp_qp {
 	u32 ird;
 	bool crc;
 	bool peer_rfc7306;		/* peer takes RFC 7306 Immediate/Atomics */
+	bool large_fpdu;		/* send FPDUs longer than a segment */
 	bool tx_markers;		/* insert MPA markers into our FPDUs */
 	bool rx_markers;		/* the peer inserts MPA markers */
 	u32 mss;
@@ -720,6 +721,7 @@ struct swiwarp_conn_params {
 	int rtr;		/* SWIWARP_RTR_* to send first; 0: none */
 	bool crc;
 	bool peer_rfc7306;
+	bool large_fpdu;	/* both ends announced it (mpa.h) */
 	bool tx_markers;
 	bool rx_markers;
 	bool rtr_send;		/* P2P responder: the peer's RTR is a Send */

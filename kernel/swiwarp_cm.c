@@ -114,6 +114,11 @@ struct swiwarp_cep {
 	 * encoding, so the wire core's encoder keeps sending them as zero.
 	 */
 	bool peer_rfc7306;
+	/*
+	 * Both ends announced FPDUs longer than a segment (mpa.h): the QP may
+	 * send them.  Set with peer_rfc7306, whose bit it needs beside it.
+	 */
+	bool large_fpdu;
 	bool orphan;			/* its listener went away undecided */
 	enum swiwarp_cep_iw iw;
 	int err;			/* status for the owed event */
@@ -220,6 +225,20 @@ static void swiwarp_cep_event(struct swiwarp_cep *cep, int ev)
  * ULPs whose server speaks first, until this long has passed.
  */
 #define SWIWARP_RESPONDER_HOLD_MS 1000
+
+/*
+ * FPDUs longer than a TCP segment between two swiwarp ends (mpa.h,
+ * IWARP_MPA_FLAG_LARGE_FPDU): TCP then cuts the stream into segments
+ * (GSO), and a 4 MiB Write is some 70 FPDUs instead of about 2,900 at
+ * MTU 1500.  Peers that do not announce it never get them.  Off makes
+ * every FPDU fit one segment towards every peer, as RFC 5044 has it
+ * (for a capture read by tools that do not reassemble FPDUs, say).
+ * Read when a connection is set up.
+ */
+static bool large_fpdu = true;
+module_param(large_fpdu, bool, 0644);
+MODULE_PARM_DESC(large_fpdu,
+		 "announce and send FPDUs longer than the MSS to swiwarp peers that announce it too (default 1)");
 
 /*
  * (Re)arm the endpoint's timer for ms from now.  A timer still pending
@@ -448,6 +467,7 @@ static int swiwarp_cep_qp_rts(struct swiwarp_cep *cep, int rtr)
 		.rtr = rtr,
 		.crc = cep->res.crc,
 		.peer_rfc7306 = cep->peer_rfc7306,
+		.large_fpdu = cep->large_fpdu,
 		.tx_markers = cep->res.tx_markers,
 		.rx_markers = cep->res.rx_markers,
 		.rtr_send = !cep->active && cep->res.p2p &&
@@ -697,9 +717,11 @@ static int swiwarp_cep_send_rr(struct swiwarp_cep *cep,
 	} else {
 		/* Octet 16 holds M, C, R, E and the Res bits. */
 		if (rr->kind == IWARP_MPA_REQUEST)
-			buf[16] |= IWARP_MPA_FLAG_RFC7306_REQ;
+			buf[16] |= IWARP_MPA_FLAG_RFC7306_REQ |
+				   (READ_ONCE(large_fpdu) ? IWARP_MPA_FLAG_LARGE_FPDU : 0);
 		else if (!rr->reject && cep->peer_rfc7306)
-			buf[16] |= IWARP_MPA_FLAG_RFC7306_REP;
+			buf[16] |= IWARP_MPA_FLAG_RFC7306_REP |
+				   (cep->large_fpdu ? IWARP_MPA_FLAG_LARGE_FPDU : 0);
 		rv = swiwarp_cep_send(cep, buf, len);
 	}
 	kfree(buf);
@@ -834,6 +856,8 @@ static void swiwarp_cep_proc_reply(struct swiwarp_cep *cep)
 	}
 	/* Only the Reply bit counts: siw echoes our Request's 0x04. */
 	cep->peer_rfc7306 = rep.res_bits & IWARP_MPA_FLAG_RFC7306_REP;
+	cep->large_fpdu = READ_ONCE(large_fpdu) &&
+			  iwarp_mpa_peer_large_fpdu(rep.res_bits, true);
 	rv = swiwarp_cep_qp_rts(cep, cep->res.p2p ?
 				swiwarp_rtr_from_mpa(cep->res.rtr) : 0);
 	if (rv) {
@@ -868,6 +892,8 @@ static void swiwarp_cep_proc_request(struct swiwarp_cep *cep)
 		return;
 	}
 	cep->peer_rfc7306 = cep->req.res_bits & IWARP_MPA_FLAG_RFC7306_REQ;
+	cep->large_fpdu = READ_ONCE(large_fpdu) &&
+			  iwarp_mpa_peer_large_fpdu(cep->req.res_bits, false);
 	swiwarp_policy_init(&cep->pol, false, SWIWARP_MAX_IRD,
 			    SWIWARP_MAX_ORD);
 	rv = iwarp_mpa_negotiate_reply(&cep->pol, &cep->req, NULL, 0, &rep,

@@ -592,6 +592,7 @@ int swiwarp_qp_enter_rts(struct swiwarp_qp *qp,
 	clear_bit(0, &qp->cq_overflow);
 	qp->crc = c->crc;
 	qp->peer_rfc7306 = c->peer_rfc7306;
+	qp->large_fpdu = c->large_fpdu;
 	/* Before RTS and before the consumer hears of the connection. */
 	smp_store_release(&qp->sq_ctrl->peer_caps,
 			  qp->peer_rfc7306 ? SWIWARP_PEER_RFC7306 : 0);

@@ -6,7 +6,9 @@
  * a partly sent FPDU, a pending Terminate, the MPA v2 RTR, the active
  * work request, inbound RDMA Read Requests (answered with Read
  * Responses), and then new SQEs.  Every FPDU is built in a per-QP buffer
- * and is never larger than the path MSS allows (RFC 5044 MULPDU); the CRC
+ * and is never larger than the path MSS allows (RFC 5044 MULPDU), except
+ * towards a swiwarp peer that announced it takes longer ones (mpa.h,
+ * IWARP_MPA_FLAG_LARGE_FPDU), where TCP does the segmenting; the CRC
  * is computed with swiwarp_crc32c() (swiwarp_crc.c).  Sends are
  * non-blocking: on -EAGAIN the engine stops and the socket's write-space
  * upcall restarts it.  The SQ "tx active" flag is maintained as described in
@@ -227,11 +229,22 @@ int swiwarp_tx_rtr(struct swiwarp_qp *qp, int rtr)
 
 /* ------------------------------------------------------ FPDU framing */
 
+/*
+ * The payload of a large FPDU (a peer that takes FPDUs longer than a
+ * segment, mpa.h): 15 pages, so that one from page-aligned memory is 15
+ * page pieces and never more than SWIWARP_TX_FRAGS with its header and
+ * trailer, and the header still fits the 16-bit ULPDU length.
+ */
+#define SWIWARP_TX_LARGE_PAYLOAD (15 * 4096)
+
 static u32 swiwarp_tx_max_payload(struct swiwarp_qp *qp, u32 hdr_len)
 {
 	u32 mss = READ_ONCE(tcp_sk(qp->sock->sk)->mss_cache);
 	u32 mulpdu = iwarp_mpa_mulpdu(mss, qp->tx_markers);
 
+	/* Markers keep their FPDUs within a segment, as RFC 5044 has them. */
+	if (qp->large_fpdu && !qp->tx_markers)
+		return SWIWARP_TX_LARGE_PAYLOAD;
 	mulpdu = min_t(u32, mulpdu, IWARP_MPA_MAX_ULPDU);
 	if (mulpdu <= hdr_len + 8)
 		return 8;	/* pathological MSS: keep making progress */

@@ -98,6 +98,30 @@
  */
 #define IWARP_MPA_FLAG_RFC7306_REQ 0x04
 #define IWARP_MPA_FLAG_RFC7306_REP 0x02
+/*
+ * swiwarp's announcement that the sender takes FPDUs of any length up to
+ * the ULPDU field's limit, not only ones that fit one TCP segment: in a
+ * Request next to RFC7306_REQ, in a Reply next to RFC7306_REP.  Only
+ * the pair counts, for the reason above: a Reply with this bit but
+ * without RFC7306_REP is an echo.  Between two ends that both announced
+ * it, each may send FPDUs longer than the MSS and leave segmenting to
+ * TCP; every other peer (hardware RNICs, siw) keeps getting FPDUs that
+ * fit a segment (RFC 5044 MULPDU).
+ */
+#define IWARP_MPA_FLAG_LARGE_FPDU 0x01
+
+/*
+ * Whether the Res bits of the peer's frame (res_bits of a parsed Request,
+ * or of a Reply to a Request that announced it) announce LARGE_FPDU: the
+ * bit with the frame kind's RFC 7306 bit beside it.
+ */
+static inline bool iwarp_mpa_peer_large_fpdu(uint8_t res_bits, bool reply)
+{
+	uint8_t want = IWARP_MPA_FLAG_LARGE_FPDU |
+		       (reply ? IWARP_MPA_FLAG_RFC7306_REP : IWARP_MPA_FLAG_RFC7306_REQ);
+
+	return (res_bits & want) == want;
+}
 
 /* IRD/ORD word bits (16-bit halves, RFC 6581 section 5). */
 #define IWARP_MPA_V2_IRD_P2P 0x8000

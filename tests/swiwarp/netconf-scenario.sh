@@ -19,7 +19,8 @@
 # An MTU change on a live link (part mtu): a connection made at MTU 1500
 # stays up and keeps moving verified data while eth0 goes to 9000 and back
 # on both guests; new connections made at 9000 and back at 1500 carry
-# FPDUs of the new MSS, measured with the device counters.
+# FPDUs of the new MSS, measured with the device counters (with
+# large_fpdu=0: what every peer but another swiwarp gets).
 # Part netns (tests/swiwarp/netconf-netns.sh) puts a device of each guest
 # into a network namespace, with applications there.
 # Part bond (tests/swiwarp/netconf-bond.sh) makes both NICs the slaves of
@@ -357,6 +358,9 @@ old_stop() {
 
 if part mtu; then
 	opid= oport=7180 otag=mtu
+	# FPDUs follow the MSS as every peer but another swiwarp gets them;
+	# between two swiwarp ends they would be longer (large_fpdu).
+	lab_param large_fpdu 0
 	# set_mtu MTU: on both guests, the old connection still up
 	set_mtu() {
 		lab_barrier "mtu-set-$1" 200
@@ -402,6 +406,7 @@ if part mtu; then
 	new_conn 1500 1200 1448
 	old_moves after-1500-conn
 	old_stop
+	lab_param_restore large_fpdu
 fi
 
 # ------------------------------------------ devices in network namespaces

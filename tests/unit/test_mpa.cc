@@ -184,6 +184,33 @@ TEST(MpaFrame, RejectsReservedBits)
 	EXPECT_EQ(iwarp_mpa_rr_parse(req.data(), req.size(), &back), IWARP_ERR_RESERVED);
 }
 
+// swiwarp's large-FPDU announcement counts only beside the RFC 7306 bit of
+// the frame's own kind: upstream siw echoes a Request's Res bits into its
+// Reply, so a Reply carrying our Request's bits says nothing.
+TEST(MpaFrame, LargeFpduAnnouncement)
+{
+	const uint8_t req = IWARP_MPA_FLAG_RFC7306_REQ | IWARP_MPA_FLAG_LARGE_FPDU;
+	const uint8_t rep = IWARP_MPA_FLAG_RFC7306_REP | IWARP_MPA_FLAG_LARGE_FPDU;
+	EXPECT_TRUE(iwarp_mpa_peer_large_fpdu(req, false));
+	EXPECT_TRUE(iwarp_mpa_peer_large_fpdu(rep, true));
+	EXPECT_FALSE(iwarp_mpa_peer_large_fpdu(req, true)) << "siw's echo";
+	EXPECT_FALSE(iwarp_mpa_peer_large_fpdu(req | IWARP_MPA_FLAG_SIW_GSO, true));
+	EXPECT_FALSE(iwarp_mpa_peer_large_fpdu(IWARP_MPA_FLAG_LARGE_FPDU, false));
+	EXPECT_FALSE(iwarp_mpa_peer_large_fpdu(IWARP_MPA_FLAG_RFC7306_REQ, false));
+	EXPECT_FALSE(iwarp_mpa_peer_large_fpdu(IWARP_MPA_FLAG_RFC7306_REP, true));
+	// The bits survive the wire in both revisions (set after encoding, as
+	// the kernel does, and read back by the lenient parser).
+	for (uint8_t rev : {1, 2}) {
+		auto w = encode(make(IWARP_MPA_REPLY, rev));
+		iwarp_mpa_rr back;
+		w[16] |= rep;
+		ASSERT_EQ(iwarp_mpa_rr_parse_ex(w.data(), w.size(), IWARP_MPA_PARSE_IGNORE_RESERVED,
+						&back),
+			  (int)w.size());
+		EXPECT_TRUE(iwarp_mpa_peer_large_fpdu(back.res_bits, true)) << "rev " << (int)rev;
+	}
+}
+
 TEST(MpaFrame, RejectsOverlongPrivateData)
 {
 	std::vector<uint8_t> w(IWARP_MPA_RR_HDR_LEN + 600, 0);
