@@ -16,6 +16,7 @@
 #   STACK_BW_TESTS="write read send"   STACK_LAT_TESTS="send write read"
 #   STACK_STACKS="siw swiwarp swiwarp-crc" (link: + swiwarp-zc)   STACK_RUN_TIMEOUT=90 (per run)
 #                           (also: swiwarp-zc, swiwarp-copy: zero-copy forced on/off;
+#                           swiwarp-mss: large_fpdu=0, every FPDU within a segment;
 #                           swiwarp-gather, swiwarp-wq, swiwarp-dN: TX design variants,
 #                           from the bench build of the module, built here when asked for)
 #   STACK_PIN=1             lo mode: server on vCPU 0, client on vCPU 1 (0: unpinned)

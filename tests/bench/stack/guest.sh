@@ -9,7 +9,8 @@
 # Stacks: siw (upstream, CRC off: 6.1 has no knob for it), swiwarp with
 # mpa_crc=0 (CRC off), swiwarp-crc with mpa_crc=2 (CRC on), tcp (iperf3);
 # optional: swiwarp-zc / swiwarp-copy (CRC off, zero-copy Sends and Writes
-# forced on at 16 KB / off), swiwarp-gather (payload gathered into the
+# forced on at 16 KB / off), swiwarp-mss (CRC off, large_fpdu=0: every
+# FPDU within a segment), swiwarp-gather (payload gathered into the
 # FPDU buffer before TCP copies it), swiwarp-wq (TX always in the worker)
 # and swiwarp-dN (the doorbell runs N TX engine steps); every other
 # swiwarp stack uses the module defaults.  The last three are design
@@ -72,7 +73,7 @@ cpu_ticks() { # prints "busy total" from the aggregate cpu line
 cur_drv=""
 # swiwarp tuning knobs a stack may set; every other swiwarp stack gets the
 # module's defaults (read at the first load), so variants never leak.
-tunables="zcopy_tx_min direct_tx_burst tx_copy_pages"
+tunables="zcopy_tx_min direct_tx_burst tx_copy_pages large_fpdu"
 declare -A tun_default
 # use_stack STACK: make exactly the RDMA device this stack needs exist.
 use_stack() {
@@ -83,6 +84,7 @@ use_stack() {
 	swiwarp-crc) drv=swiwarp crc=2 ;;
 	swiwarp-zc) drv=swiwarp crc=0 set="zcopy_tx_min=16384" ;;
 	swiwarp-copy) drv=swiwarp crc=0 set="zcopy_tx_min=0" ;;
+	swiwarp-mss) drv=swiwarp crc=0 set="large_fpdu=0" ;;
 	swiwarp-gather) drv=swiwarp crc=0 set="tx_copy_pages=0" ko=bench ;;
 	swiwarp-wq) drv=swiwarp crc=0 set="direct_tx_burst=0" ko=bench ;;
 	swiwarp-d[0-9]*) drv=swiwarp crc=0 set="direct_tx_burst=${want#swiwarp-d}" ko=bench ;;

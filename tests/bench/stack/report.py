@@ -17,13 +17,14 @@ import os
 import re
 import statistics
 
-STACKS = ["siw", "swiwarp", "swiwarp-zc", "swiwarp-copy", "swiwarp-gather", "swiwarp-wq", "swiwarp-crc", "tcp"]
+STACKS = ["siw", "swiwarp", "swiwarp-mss", "swiwarp-zc", "swiwarp-copy", "swiwarp-gather", "swiwarp-wq", "swiwarp-crc",
+          "tcp"]
 LABEL = {"siw": "upstream siw", "swiwarp": "swiwarp, CRC off", "swiwarp-crc": "swiwarp, CRC on",
          "swiwarp-zc": "swiwarp, zero-copy on", "swiwarp-copy": "swiwarp, zero-copy off", "swiwarp-wq": "swiwarp, TX in the worker",
          "swiwarp-gather": "swiwarp, payload gathered before TCP copies it",
-         "tcp": "iperf3 TCP"}
+         "swiwarp-mss": "swiwarp, every FPDU within a segment (large_fpdu=0)", "tcp": "iperf3 TCP"}
 HEAD = {"siw": "siw", "swiwarp": "swiwarp", "swiwarp-zc": "swiwarp zc", "swiwarp-copy": "swiwarp copy", "swiwarp-wq": "swiwarp wq", "swiwarp-gather": "swiwarp gather",
-        "swiwarp-crc": "swiwarp CRC", "tcp": "TCP"}
+        "swiwarp-mss": "swiwarp mss", "swiwarp-crc": "swiwarp CRC", "tcp": "TCP"}
 # Always shown; the optional zero-copy variants only when a run had them.
 BASE_STACKS = ["siw", "swiwarp", "swiwarp-crc", "tcp"]
 # The top of the tree (this file is tests/bench/stack/report.py).
