@@ -61,7 +61,8 @@ run_lab_end interop && interop_ok=1
 # announces it, so it must never get one.  Wireshark's MPA
 # dissector decodes a length at the start of every segment, also where a
 # segment starts inside an FPDU (small FPDUs shift the alignment), so only
-# FPDUs whose CRC it verified count (CRC is on in the pair run).
+# FPDUs whose CRC it verified count (CRC is on in the interop run: swiwarp
+# asks for it, siw goes along).
 fpdu_mss_check() {
 	local syn maxf fmax fcount
 	syn=$(tshark -r "$pcap" -Y 'tcp.flags.syn == 1 && tcp.options.mss_val' \
