@@ -552,6 +552,38 @@ static void swiwarp_rx_atomic_request(struct swiwarp_qp *qp)
 }
 
 /*
+ * Take the oldest ORQ entry off the queue into *wqe once its response is
+ * complete: a Read's (atomic false) or the Atomic numbered req_id.  The
+ * response's first segment was checked against that entry
+ * (swiwarp_rx_setup_rresp(), swiwarp_rx_atomic_hdr()); the check is
+ * repeated under orq_lock because a flush may have emptied the ORQ since.
+ * False when the head is not the entry expected.
+ */
+static bool swiwarp_orq_take_head(struct swiwarp_qp *qp, bool atomic,
+				  u32 req_id, struct swiwarp_wqe *wqe)
+{
+	struct swiwarp_orq_entry *o;
+	unsigned long flags;
+	bool taken = false;
+
+	spin_lock_irqsave(&qp->orq_lock, flags);
+	if (qp->orq && qp->orq_get != qp->orq_put) {
+		o = &qp->orq[qp->orq_get & (qp->orq_size - 1)];
+		if (o->valid &&
+		    swiwarp_op_is_atomic(o->wqe.sqe.opcode) == atomic &&
+		    (!atomic || o->req_id == req_id)) {
+			*wqe = o->wqe;
+			memset(&o->wqe, 0, sizeof(o->wqe));
+			o->valid = false;
+			qp->orq_get++;
+			taken = true;
+		}
+	}
+	spin_unlock_irqrestore(&qp->orq_lock, flags);
+	return taken;
+}
+
+/*
  * A complete Atomic Response: the original value goes into the 8-octet
  * sink of the oldest ORQ entry (checked in swiwarp_rx_atomic_hdr()),
  * in host byte order as the verbs define it, and the Atomic completes.
@@ -560,27 +592,10 @@ static void swiwarp_rx_atomic_response(struct swiwarp_qp *qp)
 {
 	struct swiwarp_rx *rx = &qp->rx;
 	struct swiwarp_wqe wqe;
-	unsigned long flags;
-	bool have = false;
 	int st;
 
-	spin_lock_irqsave(&qp->orq_lock, flags);
-	if (qp->orq && qp->orq_get != qp->orq_put) {
-		struct swiwarp_orq_entry *o =
-			&qp->orq[qp->orq_get & (qp->orq_size - 1)];
-
-		if (o->valid && swiwarp_op_is_atomic(o->wqe.sqe.opcode) &&
-		    o->req_id == rx->aresp_id) {
-			wqe = o->wqe;
-			memset(&o->wqe, 0, sizeof(o->wqe));
-			o->valid = false;
-			qp->orq_get++;
-			have = true;
-		}
-	}
-	spin_unlock_irqrestore(&qp->orq_lock, flags);
 	rx->msn_next[IWARP_DDP_QN_ATOMIC_RESPONSE]++;
-	if (!have) {
+	if (!swiwarp_orq_take_head(qp, true, rx->aresp_id, &wqe)) {
 		rx_term_op(qp, IWARP_TERM_RDMAP_OPCODE);
 		return;
 	}
@@ -910,23 +925,8 @@ static void swiwarp_rx_segment_done(struct swiwarp_qp *qp)
 	case IWARP_OP_READ_RESPONSE:
 		if (rx->last) {
 			struct swiwarp_wqe wqe;
-			unsigned long flags;
-			bool have = false;
 
-			spin_lock_irqsave(&qp->orq_lock, flags);
-			if (qp->orq && qp->orq_get != qp->orq_put) {
-				struct swiwarp_orq_entry *o =
-					&qp->orq[qp->orq_get &
-						 (qp->orq_size - 1)];
-
-				wqe = o->wqe;
-				memset(&o->wqe, 0, sizeof(o->wqe));
-				o->valid = false;
-				qp->orq_get++;
-				have = true;
-			}
-			spin_unlock_irqrestore(&qp->orq_lock, flags);
-			if (have) {
+			if (swiwarp_orq_take_head(qp, false, 0, &wqe)) {
 				wqe.bytes = wqe.processed;
 				swiwarp_qp_complete_sq(qp, &wqe,
 						       swiwarp_rx_read_inv(qp, &wqe));
