@@ -1501,6 +1501,38 @@ static int kapi_do_op(struct kapi *k, struct kapi_end *e, struct ib_send_wr *wr,
 }
 
 /*
+ * The server's next receive, for the cases with immediate data: it must
+ * complete successfully as @opcode, flagged IB_WC_WITH_IMM, carrying @val
+ * (sent in network order, compared as such).  Its ring slot in *slot.
+ */
+static int kapi_imm_recv(struct kapi *k, enum ib_wc_opcode opcode, u32 val,
+			 int *slot, char *why, size_t len)
+{
+	struct ib_wc *wc;
+	int ret;
+
+	ret = kapi_next_recv(k, &k->srv, slot);
+	if (ret) {
+		scnprintf(why, len, "server receive: %d", ret);
+		return ret;
+	}
+	wc = &k->srv.recv[*slot].w.wc;
+	if (wc->status != IB_WC_SUCCESS || wc->opcode != opcode ||
+	    !(wc->wc_flags & IB_WC_WITH_IMM)) {
+		scnprintf(why, len, "receive: %s, opcode %d (want %d), wc_flags 0x%x",
+			  ib_wc_status_msg(wc->status), wc->opcode, opcode,
+			  wc->wc_flags);
+		return -EIO;
+	}
+	if (wc->ex.imm_data != cpu_to_be32(val)) {
+		scnprintf(why, len, "imm_data 0x%08x (host order), posted 0x%08x",
+			  be32_to_cpu(wc->ex.imm_data), val);
+		return -EIO;
+	}
+	return 0;
+}
+
+/*
  * Case 6a: RDMA Write with Immediate, @bytes long (0: no Write data, the
  * Immediate Data alone).  The client Writes the first @bytes of src into
  * the server's dst at KAPI_IMM_OFF; the server's receive must complete
@@ -1551,26 +1583,10 @@ static void kapi_case_write_imm(struct kapi *k, u32 bytes)
 	ret = kapi_do_op(k, &k->cli, &wr.wr, IB_WC_RDMA_WRITE, why, sizeof(why));
 	if (ret)
 		goto fail;
-	ret = kapi_next_recv(k, &k->srv, &slot);
-	if (ret) {
-		scnprintf(why, sizeof(why), "server receive: %d", ret);
+	ret = kapi_imm_recv(k, IB_WC_RECV_RDMA_WITH_IMM, val, &slot, why, sizeof(why));
+	if (ret)
 		goto fail;
-	}
 	wc = &k->srv.recv[slot].w.wc;
-	if (wc->status != IB_WC_SUCCESS || wc->opcode != IB_WC_RECV_RDMA_WITH_IMM ||
-	    !(wc->wc_flags & IB_WC_WITH_IMM)) {
-		scnprintf(why, sizeof(why), "receive: %s, opcode %d (want %d), wc_flags 0x%x",
-			  ib_wc_status_msg(wc->status), wc->opcode,
-			  IB_WC_RECV_RDMA_WITH_IMM, wc->wc_flags);
-		ret = -EIO;
-		goto fail;
-	}
-	if (wc->ex.imm_data != cpu_to_be32(val)) {
-		scnprintf(why, sizeof(why), "imm_data 0x%08x (host order), posted 0x%08x",
-			  be32_to_cpu(wc->ex.imm_data), val);
-		ret = -EIO;
-		goto fail;
-	}
 	k->imm_len_n++;
 	if (wc->byte_len != bytes) {
 		/* The first wrong one, or the first wrong one that is not 0. */
@@ -1647,26 +1663,10 @@ static void kapi_case_send_imm(struct kapi *k, u32 bytes)
 	ret = kapi_do_op(k, &k->cli, &wr, IB_WC_SEND, why, sizeof(why));
 	if (ret)
 		goto fail;
-	ret = kapi_next_recv(k, &k->srv, &slot);
-	if (ret) {
-		scnprintf(why, sizeof(why), "server receive: %d", ret);
+	ret = kapi_imm_recv(k, IB_WC_RECV, val, &slot, why, sizeof(why));
+	if (ret)
 		goto fail;
-	}
 	wc = &k->srv.recv[slot].w.wc;
-	if (wc->status != IB_WC_SUCCESS || wc->opcode != IB_WC_RECV ||
-	    !(wc->wc_flags & IB_WC_WITH_IMM)) {
-		scnprintf(why, sizeof(why), "receive: %s, opcode %d (want %d), wc_flags 0x%x",
-			  ib_wc_status_msg(wc->status), wc->opcode, IB_WC_RECV,
-			  wc->wc_flags);
-		ret = -EIO;
-		goto fail;
-	}
-	if (wc->ex.imm_data != cpu_to_be32(val)) {
-		scnprintf(why, sizeof(why), "imm_data 0x%08x (host order), posted 0x%08x",
-			  be32_to_cpu(wc->ex.imm_data), val);
-		ret = -EIO;
-		goto fail;
-	}
 	if (wc->byte_len != bytes ||
 	    memcmp((u8 *)k->srv.rbuf + slot * KAPI_RECV_SZ, kapi_page(&k->src, 0), bytes)) {
 		scnprintf(why, sizeof(why), "receive: %u bytes, want %u, or payload differs",
