@@ -241,6 +241,62 @@ static inline int lab_wait_established(struct rdma_event_channel *ch, int n, int
 	return 0;
 }
 
+/*
+ * A loopback connection on one device is made in two halves around the
+ * caller's own verbs objects.  The first: a new event channel *ch, a
+ * listener *lid on addr:port and a client id *c resolved to it.  0, or -1
+ * with why set; what was made is left for lab_pair_cm_close().
+ */
+static inline int lab_loop_listen(const char *addr, int port, int ms,
+				  struct rdma_event_channel **ch, struct rdma_cm_id **lid,
+				  struct rdma_cm_id **c, char *why, size_t wl)
+{
+	struct rdma_addrinfo *la = lab_getai(addr, port, true), *ca = lab_getai(addr, port, false);
+	int rc = -1;
+
+	*ch = rdma_create_event_channel();
+	if (!*ch || !la || !ca || lab_listen(*ch, la->ai_src_addr, 4, lid))
+		snprintf(why, wl, "listen on %s:%d: %s", addr, port, strerror(errno));
+	else if ((*c = lab_resolved_id(*ch, ca->ai_dst_addr, ms, why, wl)))
+		rc = 0;
+	if (la)
+		rdma_freeaddrinfo(la);
+	if (ca)
+		rdma_freeaddrinfo(ca);
+	return rc;
+}
+
+/*
+ * The second half, once the client id c has its QP: connect (4 Reads in
+ * flight each way), take the request as *s, let server_side(arg, *s) make
+ * the server's QP and post what must be there before the accept, accept,
+ * and wait for both ends' ESTABLISHED.  0, or -1 with why set.
+ */
+static inline int lab_loop_accept(struct rdma_event_channel *ch, struct rdma_cm_id *c,
+				  struct rdma_cm_id **s, int (*server_side)(void *, struct rdma_cm_id *),
+				  void *arg, int ms, char *why, size_t wl)
+{
+	struct rdma_conn_param cp = { .responder_resources = 4, .initiator_depth = 4 };
+
+	if (rdma_connect(c, &cp)) {
+		snprintf(why, wl, "connect: %s", strerror(errno));
+		return -1;
+	}
+	*s = lab_connect_request(ch, ms, why, wl);
+	if (!*s)
+		return -1;
+	if (server_side && server_side(arg, *s)) {
+		if (!why[0])
+			snprintf(why, wl, "server side: %s", strerror(errno));
+		return -1;
+	}
+	if (rdma_accept(*s, &cp)) {
+		snprintf(why, wl, "accept: %s", strerror(errno));
+		return -1;
+	}
+	return lab_wait_established(ch, 2, ms, why, wl);
+}
+
 /* Async events of ctx within ms: counts of CQ errors, fatal QP errors, others. */
 static inline void lab_async_events(struct ibv_context *ctx, int ms, int *cq_err,
 				    int *qp_fatal, int *other)

@@ -334,6 +334,34 @@ static void conn_close(struct conn *p)
 }
 
 /*
+ * conn_open's server side: its QP on the client's device and PD, its rings
+ * found, then pre(p) (it may post receives) before the accept.
+ */
+struct conn_server {
+	struct conn *p;
+	void (*pre)(struct conn *);
+	char *why;	/* conn_open's, which lab_loop_accept keeps if set */
+	size_t wl;
+};
+
+static int conn_server_side(void *arg, struct rdma_cm_id *s)
+{
+	struct conn_server *srv = arg;
+	struct conn *p = srv->p;
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .send_cq = p->scq, .recv_cq = p->scq };
+	struct snap sn;
+
+	qa.cap = (struct ibv_qp_cap){ S_SQ, S_RQ, SWIWARP_MAX_SGE, SWIWARP_MAX_SGE, 0 };
+	snap_take(&sn);
+	if (s->verbs != p->ctx || rdma_create_qp(s, p->pd, &qa) ||
+	    find_qp_rings(&sn, S_SQ, S_RQ, &p->sr, srv->why, srv->wl))
+		return -1;
+	if (srv->pre)
+		srv->pre(p);
+	return 0;
+}
+
+/*
  * A connected pair on one device; pre(p) runs on the server side before
  * the accept (it may post receives).  Returns 0, or -1 with why set.
  */
@@ -341,22 +369,14 @@ static int conn_open(struct conn *p, int cqe, void (*pre)(struct conn *), char *
 {
 	static int port_off;
 	int port = PORT + (port_off++ % 16);
-	struct rdma_addrinfo *la = lab_getai(addr, port, true), *ca = lab_getai(addr, port, false);
-	struct rdma_conn_param cp = { .responder_resources = 4, .initiator_depth = 4 };
+	struct conn_server srv = { p, pre, why, wl };
 	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC };
 	struct snap sn;
-	int rc = -1;
 
 	memset(p, 0, sizeof(*p));
 	why[0] = 0;
-	p->ch = rdma_create_event_channel();
-	if (!p->ch || !la || !ca || lab_listen(p->ch, la->ai_src_addr, 4, &p->lid)) {
-		snprintf(why, wl, "listen on %s:%d: %s", addr, port, strerror(errno));
-		goto out;
-	}
-	p->c = lab_resolved_id(p->ch, ca->ai_dst_addr, EVENT_MS, why, wl);
-	if (!p->c)
-		goto out;
+	if (lab_loop_listen(addr, port, EVENT_MS, &p->ch, &p->lid, &p->c, why, wl))
+		return -1;
 	p->ctx = p->c->verbs;
 	p->pd = ibv_alloc_pd(p->ctx);
 	p->pd2 = ibv_alloc_pd(p->ctx);
@@ -366,7 +386,7 @@ static int conn_open(struct conn *p, int cqe, void (*pre)(struct conn *), char *
 	p->other = aligned_alloc(PG, BUF);
 	if (!p->pd || !p->pd2 || !p->src || !p->dst || !p->ro || !p->other) {
 		snprintf(why, wl, "pd/buffers: %s", strerror(errno));
-		goto out;
+		return -1;
 	}
 	memset(p->src, 0x5a, BUF);
 	memset(p->dst, 0, BUF);
@@ -380,53 +400,27 @@ static int conn_open(struct conn *p, int cqe, void (*pre)(struct conn *), char *
 	p->other_mr = ibv_reg_mr(p->pd2, p->other, BUF, IBV_ACCESS_LOCAL_WRITE);
 	if (!p->src_mr || !p->dst_mr || !p->ro_mr || !p->other_mr) {
 		snprintf(why, wl, "reg_mr: %s", strerror(errno));
-		goto out;
+		return -1;
 	}
 	snap_take(&sn);
 	p->ccq = ibv_create_cq(p->ctx, cqe, NULL, NULL, 0);
 	if (!p->ccq || find_cq_ring(&sn, cqe, &p->ccr, why, wl))
-		goto out_why;
+		goto verbs_failed;
 	snap_take(&sn);
 	p->scq = ibv_create_cq(p->ctx, 64, NULL, NULL, 0);
 	if (!p->scq || find_cq_ring(&sn, 64, &p->scr, why, wl))
-		goto out_why;
+		goto verbs_failed;
 	qa.send_cq = qa.recv_cq = p->ccq;
 	qa.cap = (struct ibv_qp_cap){ C_SQ, C_RQ, SWIWARP_MAX_SGE, SWIWARP_MAX_SGE, 64 };
 	snap_take(&sn);
 	if (rdma_create_qp(p->c, p->pd, &qa) || find_qp_rings(&sn, C_SQ, C_RQ, &p->cr, why, wl))
-		goto out_why;
+		goto verbs_failed;
 	p->max_inline = qa.cap.max_inline_data;
-	if (rdma_connect(p->c, &cp)) {
-		snprintf(why, wl, "connect: %s", strerror(errno));
-		goto out;
-	}
-	p->s = lab_connect_request(p->ch, EVENT_MS, why, wl);
-	if (!p->s)
-		goto out;
-	qa.send_cq = qa.recv_cq = p->scq;
-	qa.cap = (struct ibv_qp_cap){ S_SQ, S_RQ, SWIWARP_MAX_SGE, SWIWARP_MAX_SGE, 0 };
-	snap_take(&sn);
-	if (p->s->verbs != p->ctx || rdma_create_qp(p->s, p->pd, &qa) ||
-	    find_qp_rings(&sn, S_SQ, S_RQ, &p->sr, why, wl))
-		goto out_why;
-	if (pre)
-		pre(p);
-	if (rdma_accept(p->s, &cp)) {
-		snprintf(why, wl, "accept: %s", strerror(errno));
-		goto out;
-	}
-	if (!lab_wait_established(p->ch, 2, EVENT_MS, why, wl))
-		rc = 0;
-	goto out;
-out_why:
+	return lab_loop_accept(p->ch, p->c, &p->s, conn_server_side, &srv, EVENT_MS, why, wl);
+verbs_failed:
 	if (!why[0])
 		snprintf(why, wl, "verbs: %s", strerror(errno));
-out:
-	if (la)
-		rdma_freeaddrinfo(la);
-	if (ca)
-		rdma_freeaddrinfo(ca);
-	return rc;
+	return -1;
 }
 
 static int qp_state(struct ibv_qp *qp)

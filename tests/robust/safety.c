@@ -225,6 +225,24 @@ static void lpair_close(struct lpair *p)
 	memset(p, 0, sizeof(*p));
 }
 
+/* lpair_open's server side: its QP (same device, PD and sizes as the client's), then srv_pre. */
+struct lpair_server {
+	struct lpair *p;
+	int (*pre)(void *, struct lpair *);
+	void *arg;
+};
+
+static int lpair_server_side(void *arg, struct rdma_cm_id *s)
+{
+	struct lpair_server *srv = arg;
+	struct lpair *p = srv->p;
+	struct ibv_qp_init_attr qa = lab_rc_qp_attr(p->scq, 16, 16);
+
+	if (s->verbs != p->c->verbs || rdma_create_qp(s, p->pd, &qa))
+		return -1;
+	return srv->pre && srv->pre(srv->arg, p) ? -1 : 0;
+}
+
 /*
  * Connect p->c to a listener on addr; before the server side accepts,
  * srv_pre(arg, p) may post its receives.
@@ -232,50 +250,22 @@ static void lpair_close(struct lpair *p)
 static int lpair_open(struct lpair *p, const char *addr, int port,
 		      int (*srv_pre)(void *, struct lpair *), void *arg, char *why, size_t wl)
 {
-	struct rdma_addrinfo *la = lab_getai(addr, port, true), *ca = lab_getai(addr, port, false);
-	struct rdma_conn_param cp = { .responder_resources = 4, .initiator_depth = 4 };
-	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .cap = { 16, 16, 1, 1, 0 } };
-	int rc = 1;
+	struct lpair_server srv = { p, srv_pre, arg };
+	struct ibv_qp_init_attr qa;
 
 	memset(p, 0, sizeof(*p));
-	p->ch = rdma_create_event_channel();
-	if (!p->ch || !la || !ca || lab_listen(p->ch, la->ai_src_addr, 4, &p->lid)) {
-		snprintf(why, wl, "listen on %s:%d: %s", addr, port, strerror(errno));
-		goto out;
-	}
-	p->c = lab_resolved_id(p->ch, ca->ai_dst_addr, EVENT_MS, why, wl);
-	if (!p->c)
-		goto out;
+	why[0] = 0;
+	if (lab_loop_listen(addr, port, EVENT_MS, &p->ch, &p->lid, &p->c, why, wl))
+		return 1;
 	p->pd = ibv_alloc_pd(p->c->verbs);
 	p->ccq = p->pd ? ibv_create_cq(p->c->verbs, 64, NULL, NULL, 0) : NULL;
 	p->scq = p->ccq ? ibv_create_cq(p->c->verbs, 64, NULL, NULL, 0) : NULL;
-	qa.send_cq = qa.recv_cq = p->ccq;
+	qa = lab_rc_qp_attr(p->ccq, 16, 16);
 	if (!p->scq || rdma_create_qp(p->c, p->pd, &qa)) {
 		snprintf(why, wl, "client verbs: %s", strerror(errno));
-		goto out;
+		return 1;
 	}
-	if (rdma_connect(p->c, &cp)) {
-		snprintf(why, wl, "connect: %s", strerror(errno));
-		goto out;
-	}
-	p->s = lab_connect_request(p->ch, EVENT_MS, why, wl);
-	if (!p->s)
-		goto out;
-	qa.send_cq = qa.recv_cq = p->scq;
-	if (p->s->verbs != p->c->verbs || rdma_create_qp(p->s, p->pd, &qa) ||
-	    (srv_pre && srv_pre(arg, p)) || rdma_accept(p->s, &cp)) {
-		snprintf(why, wl, "server side: %s", strerror(errno));
-		goto out;
-	}
-	if (lab_wait_established(p->ch, 2, EVENT_MS, why, wl))
-		goto out;
-	rc = 0;
-out:
-	if (la)
-		rdma_freeaddrinfo(la);
-	if (ca)
-		rdma_freeaddrinfo(ca);
-	return rc;
+	return lab_loop_accept(p->ch, p->c, &p->s, lpair_server_side, &srv, EVENT_MS, why, wl) ? 1 : 0;
 }
 
 static uint8_t *ro_buf;
