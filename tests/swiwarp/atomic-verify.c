@@ -142,24 +142,6 @@ static char *port_str(const char *base, int k)
 	return p;
 }
 
-/* Busy-poll one completion; 0 on timeout. */
-static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
-{
-	double end = now() + TIMEOUT_S;
-
-	for (;;) {
-		int n = ibv_poll_cq(cq, 1, wc);
-
-		if (n < 0)
-			die("poll_cq: %d", n);
-		if (n == 1)
-			return 1;
-		if (now() > end)
-			return 0;
-		usleep(20);
-	}
-}
-
 static void conn_qp(struct conn *c, int recvs)
 {
 	struct ibv_context *verbs = c->cm.id->verbs;
@@ -196,7 +178,7 @@ static int post_atomic(struct conn *c, enum ibv_wr_opcode op, uint64_t raddr,
 static int atomic_done(struct conn *c, struct ibv_wc *wc,
 		       enum ibv_wc_opcode want)
 {
-	if (!poll_one(c->cq, wc)) {
+	if (!vcm_poll_one(c->cq, wc, TIMEOUT_S)) {
 		snprintf(c->why, sizeof(c->why), "QP %d: no completion in %d s",
 			 c->idx, TIMEOUT_S);
 		return 0;
@@ -386,7 +368,7 @@ static void ord_sequence(struct conn *c, uint64_t raddr, uint32_t rkey,
 	ord_post(c, IBV_WR_RDMA_READ, (OW_SINK + 7) * 8, 8, raddr + 8, rkey, 0,
 		 0, 0, 7);
 	for (k = 0; k < 8; k++) {
-		if (!poll_one(c->cq, &wc))
+		if (!vcm_poll_one(c->cq, &wc, TIMEOUT_S))
 			die("ordering (%s): completion %d: none in %d s", who,
 			    k, TIMEOUT_S);
 		if (wc.status != IBV_WC_SUCCESS || wc.wr_id != (uint64_t)k ||
@@ -443,7 +425,7 @@ static void ord_wait_send(struct conn *c, const char *what)
 		c->recvd--;
 		return;
 	}
-	if (!poll_one(c->cq, &wc) || wc.status != IBV_WC_SUCCESS ||
+	if (!vcm_poll_one(c->cq, &wc, TIMEOUT_S) || wc.status != IBV_WC_SUCCESS ||
 	    wc.opcode != IBV_WC_RECV)
 		die("ordering: %s: no good receive", what);
 }
@@ -464,7 +446,7 @@ static void ord_send_info(struct conn *c)
 	if (vcm_post_send(c->cm.id->qp, &wr, &bad))
 		die("post_send: %s", strerror(errno));
 	for (;;) {
-		if (!poll_one(c->cq, &wc) || wc.status != IBV_WC_SUCCESS)
+		if (!vcm_poll_one(c->cq, &wc, TIMEOUT_S) || wc.status != IBV_WC_SUCCESS)
 			die("ordering: send: no good completion");
 		if (wc.opcode == IBV_WC_SEND)
 			return;
@@ -601,7 +583,7 @@ static int client(const char *addr, const char *port)
 			continue;
 		}
 		for (k = 0; k < 2; k++) {
-			if (!poll_one(n.cq, &wc)) {
+			if (!vcm_poll_one(n.cq, &wc, TIMEOUT_S)) {
 				vcm_result(&failures, 0, "%s: completion %d: none in %d s",
 				       neg_name[i], k + 1, TIMEOUT_S);
 				break;
@@ -787,7 +769,7 @@ static int refused(const char *addr, const char *port, int srv)
 			       rc ? strerror(rc) : "posted");
 	}
 	if (srv) {
-		vcm_result(&failures, poll_one(c.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+		vcm_result(&failures, vcm_poll_one(c.cq, &wc, TIMEOUT_S) && wc.status == IBV_WC_SUCCESS &&
 		       wc.opcode == IBV_WC_RECV,
 		       "the client's Send arrived after the refused atomics");
 	} else {
@@ -798,7 +780,7 @@ static int refused(const char *addr, const char *port, int srv)
 		swr.send_flags = IBV_SEND_SIGNALED;
 		if (vcm_post_send(c.cm.id->qp, &swr, &sbad))
 			die("post_send: %s", strerror(errno));
-		vcm_result(&failures, poll_one(c.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+		vcm_result(&failures, vcm_poll_one(c.cq, &wc, TIMEOUT_S) && wc.status == IBV_WC_SUCCESS &&
 		       wc.opcode == IBV_WC_SEND,
 		       "a Send after the refused atomics");
 	}

@@ -166,22 +166,11 @@ static uint32_t woff(int k)
 	return off;
 }
 
-/* Busy-poll one completion; dies after TIMEOUT_S. */
+/* One completion of cq, or the program dies after TIMEOUT_S. */
 static void poll_one(struct ibv_cq *cq, struct ibv_wc *wc, const char *what)
 {
-	double end = now() + TIMEOUT_S;
-
-	for (;;) {
-		int n = ibv_poll_cq(cq, 1, wc);
-
-		if (n < 0)
-			die("poll_cq: %d", n);
-		if (n == 1)
-			return;
-		if (now() > end)
-			die("%s: no completion within %d s", what, TIMEOUT_S);
-		usleep(50);
-	}
+	if (!vcm_poll_one(cq, wc, TIMEOUT_S))
+		die("%s: no completion within %d s", what, TIMEOUT_S);
 }
 
 /* The QP on c->cm.id, its CQs and the memory regions. */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "verify-cm.h"
 
@@ -33,6 +34,23 @@ double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int vcm_poll_one(struct ibv_cq *cq, struct ibv_wc *wc, int timeout_s)
+{
+	double end = now() + timeout_s;
+
+	for (;;) {
+		int n = ibv_poll_cq(cq, 1, wc);
+
+		if (n < 0)
+			die("poll_cq: %d", n);
+		if (n == 1)
+			return 1;
+		if (now() > end)
+			return 0;
+		usleep(20);
+	}
 }
 
 void vcm_result(int *failures, int ok, const char *fmt, ...)
