@@ -202,11 +202,13 @@ if [ "$LAB_ID" = 2 ] && connect ss 1 t1 4; then
 	# nvme reset while verified I/O runs: requests are requeued over the
 	# reconnected queues and every block still verifies.
 	log=$work/ss-reset-fio.log
-	timeout 600 fio --name=r --filename="/dev/${ctrl}n1" --rw=randwrite --bsrange=4k-256k \
-		--size="${MB}M" --ioengine=libaio --direct=1 --iodepth=32 --verify=crc32c \
-		--verify_fatal=1 --randrepeat=0 --rate=,4m >"$log" 2>&1 &
+	before=$(writes_done "${ctrl}n1")
+	timeout 600 fio --name=r --filename="/dev/${ctrl}n1" --allow_file_create=0 --rw=randwrite \
+		--bsrange=4k-256k --size="${MB}M" --ioengine=libaio --direct=1 --iodepth=32 \
+		--verify=crc32c --verify_fatal=1 --randrepeat=0 --rate=,4m >"$log" 2>&1 &
 	pid=$!
-	sleep 3
+	started=0
+	wait_writes "${ctrl}n1" "$before" && started=1
 	if timeout 120 nvme reset "/dev/$ctrl" >"$work/ss-reset.log" 2>&1; then
 		lab_pass "nvmeof/ss/reset"
 	else
@@ -214,7 +216,9 @@ if [ "$LAB_ID" = 2 ] && connect ss 1 t1 4; then
 	fi
 	wait $pid
 	rc=$?
-	if [ $rc -eq 0 ] && ! grep -qiE 'verify: bad|err= *[1-9]' "$log"; then
+	if [ $started = 0 ]; then
+		lab_fail "nvmeof/ss/reset-io-verified" "fio had written nothing when the reset came"
+	elif [ $rc -eq 0 ] && ! grep -qiE 'verify: bad|err= *[1-9]' "$log"; then
 		lab_pass "nvmeof/ss/reset-io-verified"
 	else
 		lab_fail "nvmeof/ss/reset-io-verified" "fio rc $rc: $(grep -iE -m2 'error|bad' "$log" | tr '\n' ' ' | cut -c1-200)"
@@ -223,16 +227,20 @@ if [ "$LAB_ID" = 2 ] && connect ss 1 t1 4; then
 
 	# disconnect while I/O runs: fio may fail its I/O, but the disconnect
 	# completes, the controller goes away and fio ends.
-	timeout 300 fio --name=d --filename="/dev/${ctrl}n2" --rw=randwrite --bs=64k --size="${MB}M" \
-		--ioengine=libaio --direct=1 --iodepth=32 --time_based --runtime=120 \
-		>"$work/ss-disc-fio.log" 2>&1 &
+	before=$(writes_done "${ctrl}n2")
+	timeout 300 fio --name=d --filename="/dev/${ctrl}n2" --allow_file_create=0 --rw=randwrite \
+		--bs=64k --size="${MB}M" --ioengine=libaio --direct=1 --iodepth=32 --time_based \
+		--runtime=120 >"$work/ss-disc-fio.log" 2>&1 &
 	pid=$!
-	sleep 3
+	started=0
+	wait_writes "${ctrl}n2" "$before" && started=1
 	disconnect ss t1
 	t0=$SECONDS
 	wait $pid
 	rc=$?
-	if [ $rc -ne 124 ] && [ $((SECONDS - t0)) -lt 60 ]; then
+	if [ $started = 0 ]; then
+		lab_fail "nvmeof/ss/disconnect-io-ends" "fio had written nothing when the disconnect came"
+	elif [ $rc -ne 124 ] && [ $((SECONDS - t0)) -lt 60 ]; then
 		lab_pass "nvmeof/ss/disconnect-io-ends"
 	else
 		lab_fail "nvmeof/ss/disconnect-io-ends" "fio rc $rc after $((SECONDS - t0)) s"

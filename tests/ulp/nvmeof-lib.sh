@@ -96,7 +96,8 @@ fio_verify() {
 	local name=$1 dev=$2 rw=$3 log
 	shift 3
 	log=$work/${name//\//-}.log
-	timeout "${FIO_TIMEOUT:-600}" fio --name=v --filename="$dev" --rw="$rw" --size="${MB}M" --ioengine=libaio \
+	timeout "${FIO_TIMEOUT:-600}" fio --name=v --filename="$dev" --allow_file_create=0 \
+		--rw="$rw" --size="${MB}M" --ioengine=libaio \
 		--direct=1 --iodepth=32 --verify=crc32c --verify_fatal=1 --do_verify=1 \
 		--randrepeat=0 "$@" >"$log" 2>&1
 	local rc=$?
@@ -105,6 +106,23 @@ fio_verify() {
 	else
 		lab_fail "$name" "fio rc $rc: $(grep -iE -m2 'error|bad|fail' "$log" | tr '\n' ' ' | cut -c1-200)"
 	fi
+}
+
+# writes_done DEV: the writes DEV (a /sys/block name) has completed so far.
+writes_done() { awk '{ print $5 }' "/sys/block/$1/stat" 2>/dev/null || echo 0; }
+
+# wait_writes DEV BEFORE: true once DEV has completed more writes than
+# BEFORE, within 60 s (times the lab's slowdown).  What runs "during I/O"
+# waits for it: on the debug kernel fio took more than the 3 s the checks
+# used to sleep to reach its first write, and a disconnect before that
+# left fio writing a regular file of that name for its whole run.
+wait_writes() {
+	local end=$((SECONDS + 60 * ${LAB_SLOWDOWN:-1}))
+	while [ $SECONDS -lt $end ]; do
+		[ "$(writes_done "$1")" -gt "$2" ] && return 0
+		lab_nap 0.2
+	done
+	return 1
 }
 
 # disconnect PHASE NAME: disconnect from subsystem NAME; its controller
