@@ -239,13 +239,14 @@ int swiwarp_tx_rtr(struct swiwarp_qp *qp, int rtr)
 
 static u32 swiwarp_tx_max_payload(struct swiwarp_qp *qp, u32 hdr_len)
 {
-	u32 mss = READ_ONCE(tcp_sk(qp->sock->sk)->mss_cache);
-	u32 mulpdu = iwarp_mpa_mulpdu(mss, qp->tx_markers);
+	u32 mss, mulpdu;
 
 	/* Markers keep their FPDUs within a segment, as RFC 5044 has them. */
 	if (qp->large_fpdu && !qp->tx_markers)
 		return SWIWARP_TX_LARGE_PAYLOAD;
-	mulpdu = min_t(u32, mulpdu, IWARP_MPA_MAX_ULPDU);
+	mss = READ_ONCE(tcp_sk(qp->sock->sk)->mss_cache);
+	mulpdu = min_t(u32, iwarp_mpa_mulpdu(mss, qp->tx_markers),
+		       IWARP_MPA_MAX_ULPDU);
 	if (mulpdu <= hdr_len + 8)
 		return 8;	/* pathological MSS: keep making progress */
 	return mulpdu - hdr_len;
