@@ -806,6 +806,21 @@ static int swiwarp_rtr_from_mpa(u8 rtr)
 	return 0;
 }
 
+/*
+ * What the peer's Request (reply false) or Reply (reply true) announced in
+ * its Res bits (mpa.h): RFC 7306, and FPDUs longer than a segment if we
+ * take part.  Only the frame kind's own RFC 7306 bit counts: siw echoes
+ * our Request's bit in its Reply.
+ */
+static void swiwarp_cep_peer_res(struct swiwarp_cep *cep, u8 res_bits,
+				 bool reply)
+{
+	cep->peer_rfc7306 = res_bits & (reply ? IWARP_MPA_FLAG_RFC7306_REP :
+					       IWARP_MPA_FLAG_RFC7306_REQ);
+	cep->large_fpdu = READ_ONCE(large_fpdu) &&
+			  iwarp_mpa_peer_large_fpdu(res_bits, reply);
+}
+
 /* Active side: the MPA Reply arrived. */
 static void swiwarp_cep_proc_reply(struct swiwarp_cep *cep)
 {
@@ -854,10 +869,7 @@ static void swiwarp_cep_proc_reply(struct swiwarp_cep *cep)
 		status = -ECONNRESET;
 		goto fail;
 	}
-	/* Only the Reply bit counts: siw echoes our Request's 0x04. */
-	cep->peer_rfc7306 = rep.res_bits & IWARP_MPA_FLAG_RFC7306_REP;
-	cep->large_fpdu = READ_ONCE(large_fpdu) &&
-			  iwarp_mpa_peer_large_fpdu(rep.res_bits, true);
+	swiwarp_cep_peer_res(cep, rep.res_bits, true);
 	rv = swiwarp_cep_qp_rts(cep, cep->res.p2p ?
 				swiwarp_rtr_from_mpa(cep->res.rtr) : 0);
 	if (rv) {
@@ -891,9 +903,7 @@ static void swiwarp_cep_proc_request(struct swiwarp_cep *cep)
 		swiwarp_cep_close(cep, true);
 		return;
 	}
-	cep->peer_rfc7306 = cep->req.res_bits & IWARP_MPA_FLAG_RFC7306_REQ;
-	cep->large_fpdu = READ_ONCE(large_fpdu) &&
-			  iwarp_mpa_peer_large_fpdu(cep->req.res_bits, false);
+	swiwarp_cep_peer_res(cep, cep->req.res_bits, false);
 	swiwarp_policy_init(&cep->pol, false, SWIWARP_MAX_IRD,
 			    SWIWARP_MAX_ORD);
 	rv = iwarp_mpa_negotiate_reply(&cep->pol, &cep->req, NULL, 0, &rep,
