@@ -9,10 +9,7 @@
 // corrupt one.  Rank 0 prints "PASS: NAME" or "FAIL: NAME [why]".
 //
 //   mpirun -np N flows-mpi-alltoall [--max 262144] [--rounds 3] [--name TAG]
-#define OMPI_SKIP_MPICXX 1 // the C API only: the C++ bindings header does not build warning-free
-#include "common.hpp"
-
-#include <mpi.h>
+#include "mpi_common.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -61,20 +58,14 @@ struct Checker {
 
 int main(int argc, char **argv)
 {
-	MPI_Init(&argc, &argv);
-	int me = 0, nodes = 1;
-	MPI_Comm_rank(MPI_COMM_WORLD, &me);
-	MPI_Comm_size(MPI_COMM_WORLD, &nodes);
-	auto args = flowapp::parse_args(argc, argv);
+	auto job = flowapp::mpi_start(&argc, &argv);
+	const int me = job.me, nodes = job.nodes;
+	const auto &args = job.args;
 	auto max = static_cast<size_t>(flowapp::num(args, "max", 262144));
 	auto rounds = static_cast<int>(flowapp::num(args, "rounds", 3));
 	std::string tag = flowapp::opt(args, "name", "flows.mpi-alltoall");
-	if (rounds < 1 || max < 1 || max > (1U << 30) / static_cast<unsigned>(nodes)) {
-		if (me == 0)
-			std::printf("FAIL: %s [--rounds must be >= 1, --max 1 .. 1 GiB / ranks]\n", tag.c_str());
-		MPI_Finalize();
-		return 1;
-	}
+	if (rounds < 1 || max < 1 || max > (1U << 30) / static_cast<unsigned>(nodes))
+		return flowapp::mpi_usage_fail(job, tag, "--rounds must be >= 1, --max 1 .. 1 GiB / ranks");
 	auto n = static_cast<size_t>(nodes);
 	Checker c;
 	int round = 0;
@@ -116,21 +107,6 @@ int main(int argc, char **argv)
 			        "alltoallv");
 		}
 	}
-	uint64_t v[2] = {c.bad, c.checked}, sum[2] = {};
-	MPI_Reduce(v, sum, 2, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-	if (!c.first.empty())
-		std::printf("# %s: %s\n", tag.c_str(), c.first.c_str());
-	std::fflush(stdout);
-	MPI_Barrier(MPI_COMM_WORLD);
-	if (me == 0) {
-		if (sum[0] == 0)
-			std::printf("PASS: %s\n# %s: %d ranks, %d rounds, %llu bytes received and checked\n",
-			            tag.c_str(), tag.c_str(), nodes, round, static_cast<unsigned long long>(sum[1]));
-		else
-			std::printf("FAIL: %s [%llu of %llu bytes received were wrong]\n", tag.c_str(),
-			            static_cast<unsigned long long>(sum[0]), static_cast<unsigned long long>(sum[1]));
-	}
-	std::fflush(stdout);
-	MPI_Finalize();
-	return sum[0] == 0 || me != 0 ? 0 : 1;
+	return flowapp::mpi_verdict(job, tag, c.bad, c.checked, c.first,
+	                            std::to_string(nodes) + " ranks, " + std::to_string(round) + " rounds");
 }

@@ -9,10 +9,8 @@
 //
 //   mpirun -np N flows-mpi-join [--rows 20000] [--keys 5000] [--dist uniform|zipf]
 //                               [--theta 1.0] [--seed 1] [--name TAG]
-#include "common.hpp"
 #include "join_common.hpp"
-
-#include <mpi.h>
+#include "mpi_common.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -51,11 +49,9 @@ std::vector<Row> shuffle(const std::vector<Row> &mine, int nodes)
 
 int main(int argc, char **argv)
 {
-	MPI_Init(&argc, &argv);
-	int me = 0, nodes = 1;
-	MPI_Comm_rank(MPI_COMM_WORLD, &me);
-	MPI_Comm_size(MPI_COMM_WORLD, &nodes);
-	auto args = flowapp::parse_args(argc, argv);
+	auto job = flowapp::mpi_start(&argc, &argv);
+	const int me = job.me, nodes = job.nodes;
+	const auto &args = job.args;
 	auto get = [&](const char *k, const char *def) { return flowapp::opt(args, k, def); };
 	Gen g{std::stoull(get("rows", "20000")), std::stoull(get("keys", "5000")), get("dist", "uniform") == "zipf",
 	      std::stod(get("theta", "1.0")),    std::stoull(get("seed", "1")),    {}};

@@ -10,10 +10,7 @@
 // one-way bandwidth) and "PASS: NAME" or "FAIL: NAME [why]" on rank 0.
 //
 //   mpirun -np N flows-mpi-pingpong [--max 4194304] [--iters 20] [--name TAG]
-#define OMPI_SKIP_MPICXX 1 // the C API only: the C++ bindings header does not build warning-free
-#include "common.hpp"
-
-#include <mpi.h>
+#include "mpi_common.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -54,20 +51,14 @@ size_t check(const std::vector<uint8_t> &b, size_t size, int iter, int dir, size
 
 int main(int argc, char **argv)
 {
-	MPI_Init(&argc, &argv);
-	int me = 0, nodes = 1;
-	MPI_Comm_rank(MPI_COMM_WORLD, &me);
-	MPI_Comm_size(MPI_COMM_WORLD, &nodes);
-	auto args = flowapp::parse_args(argc, argv);
+	auto job = flowapp::mpi_start(&argc, &argv);
+	const int me = job.me, nodes = job.nodes;
+	const auto &args = job.args;
 	auto max = static_cast<size_t>(flowapp::num(args, "max", 4194304));
 	auto iters = static_cast<int>(flowapp::num(args, "iters", 20));
 	std::string tag = flowapp::opt(args, "name", "flows.mpi-pingpong");
-	if (nodes < 2 || iters < 1 || max < 1) {
-		if (me == 0)
-			std::printf("FAIL: %s [needs 2 or more ranks, --iters >= 1 and --max >= 1]\n", tag.c_str());
-		MPI_Finalize();
-		return 1;
-	}
+	if (nodes < 2 || iters < 1 || max < 1)
+		return flowapp::mpi_usage_fail(job, tag, "needs 2 or more ranks, --iters >= 1 and --max >= 1");
 	std::vector<uint8_t> buf(max);
 	uint64_t bad = 0, checked = 0;
 	std::string first_bad;
@@ -111,21 +102,5 @@ int main(int argc, char **argv)
 				break;
 		}
 	}
-	uint64_t v[2] = {bad, checked}, sum[2] = {};
-	MPI_Reduce(v, sum, 2, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-	if (!first_bad.empty())
-		std::printf("# %s: %s\n", tag.c_str(), first_bad.c_str());
-	std::fflush(stdout);
-	MPI_Barrier(MPI_COMM_WORLD);
-	if (me == 0) {
-		if (sum[0] == 0)
-			std::printf("PASS: %s\n# %s: %d ranks, %llu bytes received and checked\n", tag.c_str(),
-			            tag.c_str(), nodes, static_cast<unsigned long long>(sum[1]));
-		else
-			std::printf("FAIL: %s [%llu of %llu bytes received were wrong]\n", tag.c_str(),
-			            static_cast<unsigned long long>(sum[0]), static_cast<unsigned long long>(sum[1]));
-	}
-	std::fflush(stdout);
-	MPI_Finalize();
-	return sum[0] == 0 || me != 0 ? 0 : 1;
+	return flowapp::mpi_verdict(job, tag, bad, checked, first_bad, std::to_string(nodes) + " ranks");
 }
