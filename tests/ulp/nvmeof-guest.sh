@@ -73,8 +73,14 @@ if [ $rc -ne 0 ]; then
 fi
 lab_pass "nvmeof/load-$drv-g$LAB_ID"
 # Without multipath every namespace is a child of its controller, so a
-# controller's block devices are easy to find.
-modprobe nvme_core multipath=N
+# controller's block devices are easy to find.  The I/O and admin command
+# timeouts (30 and 60 s) stretch by $LAB_SLOWDOWN like the keep-alive
+# (nvmeof-lib.sh): on the 6.12 debug kernel a one-vCPU siw target took
+# longer than 30 s for a queue of 128 KiB reads (keep-alive round trips of
+# 6-12 s), and every recovery resubmitted and timed out the same reads
+# again until fio saw EIO (session 36, Documentation/robustness.md).
+modprobe nvme_core multipath=N io_timeout=$((30 * ${LAB_SLOWDOWN:-1})) \
+	admin_timeout=$((60 * ${LAB_SLOWDOWN:-1}))
 modprobe -a nvme-rdma nvmet-rdma || lab_fail "nvmeof/modprobe-g$LAB_ID" "nvme-rdma/nvmet-rdma"
 if [ "$LAB_ID" != 1 ] && ! nfs_client_prepare; then
 	lab_fail "nfsrdma/modprobe-g$LAB_ID" "rpcrdma/nfsv4"
