@@ -115,8 +115,9 @@ fi
 # MPI on swiwarp (Documentation/mpi.md): Open MPI's ofi MTL on libfabric's
 # verbs;ofi_rxm, one rank per guest, no TCP BTL.  mpirun runs on guest 1; the
 # other guests serve its rsh agent.  Test "mpi" puts the ranks on guests
-# 2..N; "mpi-all" on every guest, mpirun's own included: three ranks, which
-# hang on iWARP, siw too (known bug, tests/known-bugs).  Proof that MPI really ran on swiwarp:
+# 2..N; "mpi-all" on every guest, mpirun's own included: three ranks, whose
+# barrier's MPI_Ssend hangs on iWARP, siw too (an Open MPI / libfabric bug,
+# Documentation/mpi.md; tests/known-bugs).  Proof that MPI really ran on swiwarp:
 # every rank's MTL names the domain swiwarp0, and the first rank's guest
 # created a swiwarp QP per peer during the run (a kprobe's hit count, read
 # there through the rsh agent).
