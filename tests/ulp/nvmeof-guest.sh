@@ -42,6 +42,11 @@
 # and its RDMA driver, and stops nfsd.  Result names: nvmeof/PHASE/CHECK,
 # nfsrdma/CLIENT/CHECK, iser/gN/CHECK and srp/gN/CHECK (N the initiator's
 # guest), kapi/gN-DRIVER/CASE.
+# ULP_PHASES (default all) picks phase groups, comma-separated: nvme (ss,
+# siw-host, siw-tgt), nfs (nfs, nfs-siw), iser, srp, kapi; what a group
+# needs (targets, servers, initiator modules) is set up only for it.  The
+# debug kernel's run of this suite is split by it (make check-debug), as
+# the whole of it outlasts one lab boot's time limit there.
 # NVMEOF_MB (default 2) is the size of most fio jobs in MiB (the 4 KiB
 # jobs move half of it): the lab checks correctness under TCG, not speed.
 # shellcheck source=tests/lab/lib.sh
@@ -63,6 +68,14 @@ MB=${NVMEOF_MB:-2}
 drv=swiwarp
 [ "$LAB_ID" = 3 ] && drv=siw
 
+# phase_on GROUP: GROUP is one of the phase groups this run does.
+phase_on() {
+	case ",${ULP_PHASES:-all}," in
+	*,all,* | *",$1,"*) return 0 ;;
+	esac
+	return 1
+}
+
 # ------------------------------------------------------------- devices
 if [ $drv = siw ]; then lab_load_siw; else lab_load_swiwarp; fi
 rc=$?
@@ -82,13 +95,13 @@ lab_pass "nvmeof/load-$drv-g$LAB_ID"
 modprobe nvme_core multipath=N io_timeout=$((30 * ${LAB_SLOWDOWN:-1})) \
 	admin_timeout=$((60 * ${LAB_SLOWDOWN:-1}))
 modprobe -a nvme-rdma nvmet-rdma || lab_fail "nvmeof/modprobe-g$LAB_ID" "nvme-rdma/nvmet-rdma"
-if [ "$LAB_ID" != 1 ] && ! nfs_client_prepare; then
+if [ "$LAB_ID" != 1 ] && phase_on nfs && ! nfs_client_prepare; then
 	lab_fail "nfsrdma/modprobe-g$LAB_ID" "rpcrdma/nfsv4"
 fi
-if [ "$LAB_ID" != 1 ] && ! iser_initiator_prepare >"$work/iser-prepare.log" 2>&1; then
+if [ "$LAB_ID" != 1 ] && phase_on iser && ! iser_initiator_prepare >"$work/iser-prepare.log" 2>&1; then
 	lab_fail "iser/prepare-g$LAB_ID" "$(tail -n 2 "$work/iser-prepare.log" | tr '\n' ' ' | cut -c1-200)"
 fi
-if [ "$LAB_ID" != 1 ] && ! srp_initiator_prepare >"$work/srp-prepare.log" 2>&1; then
+if [ "$LAB_ID" != 1 ] && phase_on srp && ! srp_initiator_prepare >"$work/srp-prepare.log" 2>&1; then
 	lab_fail "srp/prepare-g$LAB_ID" "$(tail -n 2 "$work/srp-prepare.log" | tr '\n' ' ' | cut -c1-200)"
 fi
 # configfs was mounted at boot only if the module was there already.
@@ -104,7 +117,9 @@ img=/run/nvmeof-img
 if [ "$LAB_ID" != 2 ]; then
 	mkdir -p $img && mount -t tmpfs -o size=160m nvmeof-img $img
 fi
-if [ "$LAB_ID" = 1 ]; then
+if ! phase_on nvme; then
+	: # no NVMe targets
+elif [ "$LAB_ID" = 1 ]; then
 	truncate -s 96M $img/t1-ns1.img
 	lab_check nvmeof/t1-null_blk modprobe null_blk nr_devices=1 memory_backed=1 gb=1 bs=4096
 	lab_check nvmeof/t1-target-up target_up t1 $img/t1-ns1.img /dev/nullb0
@@ -129,7 +144,7 @@ else
 fi
 nfs_siw_mb=$((NFS_MB < 16 ? NFS_MB : 16))
 nfs_up=0
-if [ "$LAB_ID" != 2 ]; then
+if [ "$LAB_ID" != 2 ] && phase_on nfs; then
 	if nfs_server_up $((2 * (NFS_MB > NFS3_MB ? NFS_MB : NFS3_MB) + 64)) >"$work/nfs-server-up.log" 2>&1; then
 		nfs_up=1
 		lab_pass "nfsrdma/server-up-g$LAB_ID"
@@ -138,12 +153,12 @@ if [ "$LAB_ID" != 2 ]; then
 	fi
 fi
 if [ "$LAB_ID" = 1 ]; then
-	lab_check nfsrdma/block nfs_block_make
+	phase_on nfs && lab_check nfsrdma/block nfs_block_make
 	# iSER targets for g2 (swiwarp) and g3 (siw), used after the NFS phase.
-	lab_check iser/target-up iser_target_up 2 3
+	phase_on iser && lab_check iser/target-up iser_target_up 2 3
 fi
 # g2 waits for g1's targets: its kernel verbs API cases meanwhile.
-[ "$LAB_ID" = 2 ] && kapi_check "g2-$drv" "$drv"
+[ "$LAB_ID" = 2 ] && phase_on kapi && kapi_check "g2-$drv" "$drv"
 lab_barrier targets 300 || lab_fail "nvmeof/barrier-targets-g$LAB_ID"
 
 # ------------------------------------------------------------- host
@@ -195,7 +210,7 @@ io_queues() {
 }
 
 # ---- phase ss: swiwarp host (g2) -> swiwarp target (g1)
-if [ "$LAB_ID" = 2 ] && connect ss 1 t1 4; then
+if [ "$LAB_ID" = 2 ] && phase_on nvme && connect ss 1 t1 4; then
 	io_queues ss 2
 	for ns in 1 2; do
 		d=/dev/${ctrl}n$ns
@@ -255,25 +270,25 @@ fi
 
 # ---- phase siw-host: upstream siw host (g3) -> swiwarp target (g1), while
 # phase ss runs, on blocks that phase ss does not touch.
-if [ "$LAB_ID" = 3 ] && connect siw-host 1 t1 2; then
+if [ "$LAB_ID" = 3 ] && phase_on nvme && connect siw-host 1 t1 2; then
 	fio_verify "nvmeof/siw-host/ns1-seq-128k" "/dev/${ctrl}n1" write --bs=128k --offset=64M
 	fio_verify "nvmeof/siw-host/ns2-rand-4k-1m" "/dev/${ctrl}n2" randwrite --bsrange=4k-1m \
 		--offset=512M
 	disconnect siw-host t1
 fi
 # g3 (siw) waits for phase ss to end: the kernel verbs API cases on siw.
-[ "$LAB_ID" = 3 ] && kapi_check "g3-$drv" "$drv"
+[ "$LAB_ID" = 3 ] && phase_on kapi && kapi_check "g3-$drv" "$drv"
 lab_barrier phase-ss 1800 || lab_fail "nvmeof/barrier-ss-g$LAB_ID"
 # g1 has nothing to do in phase siw-tgt: its SRP target comes up now, next
 # to the iSER targets (both LIO fabrics on one core), for phase srp.
 # Then its kernel verbs API cases (swiwarp on 6.12).
 if [ "$LAB_ID" = 1 ]; then
-	lab_check srp/target-up srp_target_up 2 3
-	kapi_check "g1-$drv" "$drv"
+	phase_on srp && lab_check srp/target-up srp_target_up 2 3
+	phase_on kapi && kapi_check "g1-$drv" "$drv"
 fi
 
 # ---- phase siw-tgt: swiwarp host (g2) -> upstream siw target (g3)
-if [ "$LAB_ID" = 2 ]; then
+if [ "$LAB_ID" = 2 ] && phase_on nvme; then
 	# siw's passive side loses an FPDU that arrives right after its MPA
 	# Reply (tests/lab/README.md): delay what the active side sends.
 	lab_delay_connect "${LAB_SIW_CLIENT_DELAY_MS:-100}" || lab_fail "nvmeof/siw-tgt/netem"
@@ -301,37 +316,40 @@ nfs_phase() { # VERS MIB
 		nfs_server_check "siw-client/v$v" "$siw_mib"
 	fi
 }
-[ "$LAB_ID" = 2 ] && lab_delay_connect 0 # phase siw-tgt's workaround; phase nfs talks to swiwarp
-nfs_phase 4.2 "$NFS_MB"
-nfs_phase 3 "$NFS3_MB"
-[ "$LAB_ID" = 1 ] && [ $nfs_up = 1 ] && lab_check "nfsrdma/server-down-g1" nfs_server_down
+nfs_phases() {
+	[ "$LAB_ID" = 2 ] && lab_delay_connect 0 # phase siw-tgt's workaround; phase nfs talks to swiwarp
+	nfs_phase 4.2 "$NFS_MB"
+	nfs_phase 3 "$NFS3_MB"
+	[ "$LAB_ID" = 1 ] && [ $nfs_up = 1 ] && lab_check "nfsrdma/server-down-g1" nfs_server_down
 
 # ---- phase nfs-siw: the swiwarp client (g2) -> upstream siw's nfsd (g3)
-if [ "$LAB_ID" = 2 ]; then
-	# siw is the passive side again: phase siw-tgt's workaround.  Without
-	# it, the v4.2 mount once hung to its 120 s timeout with nothing in
-	# either kernel log, and the v3 mount right after took 3 s (28 Nov).
-	lab_delay_connect "${LAB_SIW_CLIENT_DELAY_MS:-100}" || lab_fail "nfsrdma/siw-server/netem"
-	nfs_client_check "swiwarp-client-of-siw/v4.2" 4.2 192.0.2.3 "$NFS_MB"
-	nfs_client_check "swiwarp-client-of-siw/v3" 3 192.0.2.3 "$NFS3_MB"
-	lab_delay_connect 0
-fi
-lab_barrier phase-nfs-siw 1200 || lab_fail "nvmeof/barrier-nfs-siw-g$LAB_ID"
-if [ "$LAB_ID" = 3 ] && [ $nfs_up = 1 ]; then
-	nfs_server_check "swiwarp-client-of-siw/v4.2" "$NFS_MB"
-	nfs_server_check "swiwarp-client-of-siw/v3" "$NFS3_MB"
-	lab_check "nfsrdma/server-down-g3" nfs_server_down
-fi
-[ "$LAB_ID" != 1 ] && lab_check "nfsrdma/client-done-g$LAB_ID" nfs_client_done
+	if [ "$LAB_ID" = 2 ]; then
+		# siw is the passive side again: phase siw-tgt's workaround.  Without
+		# it, the v4.2 mount once hung to its 120 s timeout with nothing in
+		# either kernel log, and the v3 mount right after took 3 s (28 Nov).
+		lab_delay_connect "${LAB_SIW_CLIENT_DELAY_MS:-100}" || lab_fail "nfsrdma/siw-server/netem"
+		nfs_client_check "swiwarp-client-of-siw/v4.2" 4.2 192.0.2.3 "$NFS_MB"
+		nfs_client_check "swiwarp-client-of-siw/v3" 3 192.0.2.3 "$NFS3_MB"
+		lab_delay_connect 0
+	fi
+	lab_barrier phase-nfs-siw 1200 || lab_fail "nvmeof/barrier-nfs-siw-g$LAB_ID"
+	if [ "$LAB_ID" = 3 ] && [ $nfs_up = 1 ]; then
+		nfs_server_check "swiwarp-client-of-siw/v4.2" "$NFS_MB"
+		nfs_server_check "swiwarp-client-of-siw/v3" "$NFS3_MB"
+		lab_check "nfsrdma/server-down-g3" nfs_server_down
+	fi
+	[ "$LAB_ID" != 1 ] && lab_check "nfsrdma/client-done-g$LAB_ID" nfs_client_done
+}
+phase_on nfs && nfs_phases
 
 # ---- phase iser: the swiwarp (g2) and the siw (g3) iSER initiator -> LIO's
 # iSER target on swiwarp (g1), at the same time (tests/ulp/iser.sh)
-ulp_block_phase iser "${ISER_MB:-2}" 900
+phase_on iser && ulp_block_phase iser "${ISER_MB:-2}" 900
 
 # ---- phase srp: the swiwarp (g2) and the siw (g3) SRP initiator -> ib_srpt
 # on swiwarp (g1), at the same time (tests/ulp/srp.sh); g1 has taken its
 # iSER targets down meanwhile, LIO's core stays for ib_srpt.
-ulp_block_phase srp "${SRP_MB:-2}" 600
+phase_on srp && ulp_block_phase srp "${SRP_MB:-2}" 600
 
 # ------------------------------------------------------------- unload
 lab_check "nvmeof/unload-g$LAB_ID" nvmeof_unload "$drv"
