@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make bench, part "flows" (issue 6): one boot of three lab guests running
+# make bench, part "flows" (issue 6): one boot of FLOWS_BENCH_NODES lab
+# guests (default 3; vCPUs per guest: LAB_SMP, the lab's default 2) running
 # tests/bench/flows/guest.sh:
 #   - shuffle throughput vs tuple size and node count: DPI flow vs plain TCP,
 #     with ib_write_bw between two guests as the RDMA baseline;
@@ -15,6 +16,7 @@
 # Documentation/benchmarks-flows.md discusses them.  All numbers come from
 # TCG guests on a shared host: compare ratios within one run only.
 #   FLOWS_BENCH_DRIVER=rxe|swiwarp|siw (default rxe)  FLOWS_BENCH_MB=8
+#   FLOWS_BENCH_NODES=3
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$top/build}
@@ -35,8 +37,9 @@ cp -L "$bin"/flows-* "$bin/libdpi_flows.so.0" "$build/userspace/dpi/libdpi.so.0"
 res=$build/bench/flows
 mkdir -p "$res"
 out=$build/lab/runs/flows-bench-$stamp
-tests/lab/lab run -n 3 --name flows-bench --out "$out" --timeout "${FLOWS_BENCH_TIMEOUT:-1500}" --quiet -- \
-	"LD_LIBRARY_PATH='$snap' FLOWS_BIN='$snap' FLOWS_BENCH_MB='${FLOWS_BENCH_MB:-8}' FLOWS_BENCH_ROWS='${FLOWS_BENCH_ROWS:-200000}' FLOWS_BENCH_ZIPF_ROWS='${FLOWS_BENCH_ZIPF_ROWS:-20000}' FLOWS_BENCH_PARTS='${FLOWS_BENCH_PARTS:-bw shuffle join stream}' '$snap/guest.sh' $drv"
+nodes=${FLOWS_BENCH_NODES:-3}
+tests/lab/lab run -n "$nodes" --name flows-bench --out "$out" --timeout "${FLOWS_BENCH_TIMEOUT:-1500}" --quiet -- \
+	"LD_LIBRARY_PATH='$snap' FLOWS_BIN='$snap' FLOWS_BENCH_NODES=$nodes FLOWS_BENCH_MB='${FLOWS_BENCH_MB:-8}' FLOWS_BENCH_ROWS='${FLOWS_BENCH_ROWS:-200000}' FLOWS_BENCH_ZIPF_ROWS='${FLOWS_BENCH_ZIPF_ROWS:-20000}' FLOWS_BENCH_PARTS='${FLOWS_BENCH_PARTS:-bw shuffle join stream}' '$snap/guest.sh' $drv"
 rc=$?
 cat "$out"/g*/bench.jsonl >"$res/results-$drv-$stamp.jsonl" 2>/dev/null
 cp "$res/results-$drv-$stamp.jsonl" "$res/results-$drv.jsonl"

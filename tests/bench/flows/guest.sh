@@ -1,12 +1,13 @@
 #!/bin/bash
-# Guest side of tests/bench/flows.sh: three lab guests (guest I = DPI node
-# I-1).  Every program prints its own numbers; results go to
+# Guest side of tests/bench/flows.sh: FLOWS_BENCH_NODES lab guests (default
+# 3; guest I = DPI node I-1).  Every program prints its own numbers; results go to
 # $LAB_OUT/bench.jsonl (one JSON object a line) for the host to plot.
 #   guest.sh DRIVER
 source "$LAB_TOP/tests/lab/lib.sh"
 drv=${1:-rxe}
 bin=${FLOWS_BIN:?}
 me=$((LAB_ID - 1))
+n=${FLOWS_BENCH_NODES:-3}
 mb=${FLOWS_BENCH_MB:-8}
 sizes=${FLOWS_BENCH_SIZES:-16 64 256 1024}
 rows=${FLOWS_BENCH_ROWS:-200000}
@@ -52,9 +53,9 @@ for s in ${sizes_bw-$sizes 65536}; do
 	fi
 done
 
-# 2. Shuffle: DPI flow vs plain TCP, by tuple size and node count.
+# 2. Shuffle: DPI flow vs plain TCP, by tuple size and node count (2 and n).
 want shuffle || nodes_sh=
-for nodes in ${nodes_sh-2 3}; do
+for nodes in ${nodes_sh-$(printf '%s\n' 2 "$n" | sort -un)}; do
 	for s in $sizes; do
 		for t in dpi tcp; do
 			port=$((port + 10))
@@ -70,7 +71,7 @@ for nodes in ${nodes_sh-2 3}; do
 done
 
 # 3. The join: DPI flows vs MPI (Open MPI, TCP BTL) vs the TCP shuffle of the
-#    same bytes (rows x 16 B x 2 tables), uniform and Zipf keys.
+#    same bytes (rows x 16 B x 2 tables), uniform and Zipf keys, on all n nodes.
 source "$LAB_TOP/tests/flows/mpi-lib.sh"
 # Guests 2..N serve Open MPI's rsh agent (rsh.sh) until guest 1 stops them.
 [ "$LAB_ID" != 1 ] && mpi_rsh_serve &
@@ -79,16 +80,16 @@ for dist in ${dists-uniform zipf}; do
 	port=$((port + 10))
 	rows=$rows_u
 	[ $dist = zipf ] && rows=$zrows
-	timeout 300 "$bin/flows-join" --spec "$(spec $port 3)" --id $me --nodes 3 --rows "$rows" --dist $dist \
+	timeout 300 "$bin/flows-join" --spec "$(spec $port "$n")" --id $me --nodes "$n" --rows "$rows" --dist $dist \
 		--warmup 1 --prefix "bj$port" --name "bench.join-$dist" >"$LAB_OUT/join.$dist" 2>&1
 	secs=$(sed -n 's/^# bench.join-[a-z]*.partition[0-9]*: .* \([0-9.]*\) s, .*/\1/p' "$LAB_OUT/join.$dist")
 	ok=$(grep -c '^PASS: bench.join-[a-z]*.partition' "$LAB_OUT/join.$dist")
 	echo "{\"kind\":\"join\",\"impl\":\"flows-$drv\",\"dist\":\"$dist\",\"rows\":$rows,\"node\":$me,\"secs\":${secs:-null},\"ok\":$([ "$ok" = 1 ] && echo true || echo false)}" >>"$out"
 	lab_barrier "bj$port" 400
 	port=$((port + 10))
-	# TCP shuffle of the join's bytes: 2 tables x rows x 16 B over 3 nodes.
-	timeout 300 "$bin/flows-shuffle" --spec "$(spec $port 3)" --id $me --nodes 3 --tuple-size 16 \
-		--bytes $((2 * rows * 16 / 3)) --transport tcp --tcp-port $((port + 5)) |
+	# TCP shuffle of the join's bytes: 2 tables x rows x 16 B over n nodes.
+	timeout 300 "$bin/flows-shuffle" --spec "$(spec $port "$n")" --id $me --nodes "$n" --tuple-size 16 \
+		--bytes $((2 * rows * 16 / n)) --transport tcp --tcp-port $((port + 5)) |
 		sed "s/^{/{\"kind\":\"join-tcp-shuffle\",\"dist\":\"$dist\",/" >>"$out"
 	lab_barrier "bt$port" 400
 	if [ "$LAB_ID" = 1 ]; then
@@ -106,11 +107,11 @@ for dist in ${dists-uniform zipf}; do
 				mca=("${MPI_SWIWARP[@]}")
 			fi
 			mca+=("${MPI_LINEAR_BARRIER[@]}")
-			timeout 300 mpirun "${MPI_LAUNCH[@]}" "${mca[@]}" -np 3 --host "$(mpi_hosts 3)" \
+			timeout 300 mpirun "${MPI_LAUNCH[@]}" "${mca[@]}" -np "$n" --host "$(mpi_hosts "$n")" \
 				"$bin/flows-mpi-join" --rows "$rows" --dist $dist --name "bench.$impl-join-$dist" \
 				>"$LAB_OUT/$impl.$dist" 2>&1
 			echo "mpirun exit $?" >>"$LAB_OUT/$impl.$dist"
-			for r in 0 1 2; do
+			for r in $(seq 0 $((n - 1))); do
 				secs=$(sed -n "s/^# bench.$impl-join-$dist.partition$r: .*, \([0-9.]*\) s$/\1/p" "$LAB_OUT/$impl.$dist")
 				ok=$(grep -c "^PASS: bench.$impl-join-$dist$" "$LAB_OUT/$impl.$dist")
 				echo "{\"kind\":\"join\",\"impl\":\"$impl\",\"dist\":\"$dist\",\"rows\":$rows,\"node\":$r,\"secs\":${secs:-null},\"ok\":$([ "$ok" = 1 ] && echo true || echo false)}" >>"$out"
@@ -125,7 +126,7 @@ done
 #    re-partitioning raw events.
 want stream || exit 0
 port=$((port + 10))
-timeout 300 "$bin/flows-stream" --spec "$(spec $port 3)" --id $me --nodes 3 --events "${FLOWS_BENCH_EVENTS:-200000}" \
+timeout 300 "$bin/flows-stream" --spec "$(spec $port "$n")" --id $me --nodes "$n" --events "${FLOWS_BENCH_EVENTS:-200000}" \
 	--name bench.stream >"$LAB_OUT/stream" 2>&1
 sed -n 's/^# bench.stream.partial-saves[0-9]*: node \([0-9]*\), \([0-9]*\) zipf events over \([0-9]*\) keys: re-partitioning sent \([0-9]*\) B, eager partial aggregation (table of \([0-9]*\) keys) sent \([0-9]*\) B ([0-9.]*%); \([0-9.]*\) s vs \([0-9.]*\) s$/{"kind":"stream","node":\1,"events":\2,"keys":\3,"repartition_bytes":\4,"capacity":\5,"partial_bytes":\6,"repartition_secs":\7,"partial_secs":\8}/p' "$LAB_OUT/stream" >>"$out"
 lab_barrier stream-done 300

@@ -35,9 +35,11 @@ for (t, n, s), rs in sorted(sh.items()):
                                "MBps": total / secs / 1e6 if secs > 0 else None,
                                "ok": all(x["ok"] for x in rs)})
 
+node_counts = sorted({x["nodes"] for x in summary["shuffle"]})
+guests = max([r.get("node", 0) + 1 for r in rows] + node_counts + [0])
 fig, ax = plt.subplots(figsize=(7, 4.2))
 for t, style in (("dpi", "-o"), ("tcp", "--s")):
-    for n in (2, 3):
+    for n in node_counts:
         pts = [(x["tuple"], x["MBps"]) for x in summary["shuffle"]
                if x["transport"] == t and x["nodes"] == n and x["MBps"]]
         if pts:
@@ -49,7 +51,7 @@ if bw:
 ax.set_xscale("log", base=2)
 ax.set_xlabel("tuple size / message size (bytes)")
 ax.set_ylabel("MB/s (shuffle: all input bytes / slowest node)")
-ax.set_title(f"Shuffle throughput on {drv} (3 TCG guests, one boot)")
+ax.set_title(f"Shuffle throughput on {drv} ({guests} TCG guests, one boot)")
 ax.legend(fontsize=8)
 ax.grid(alpha=0.3)
 fig.tight_layout()
@@ -75,7 +77,7 @@ for i, dist in enumerate(("uniform", "zipf")):
     ax.bar([k + i * 0.4 for k in range(len(impls))], vals, 0.4, label=dist)
 ax.set_xticks([k + 0.2 for k in range(len(impls))], impls, fontsize=8)
 ax.set_ylabel("seconds (slowest node)")
-ax.set_title(f"Distributed join, 3 nodes on {drv}")
+ax.set_title(f"Distributed join, {guests} nodes on {drv}")
 ax.legend()
 fig.tight_layout()
 fig.savefig(f"{imgdir}/flows-join.png", dpi=110)
