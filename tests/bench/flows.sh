@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# make bench, part "flows" (issue 6): one boot of FLOWS_BENCH_NODES lab
-# guests (default 3; vCPUs per guest: LAB_SMP, the lab's default 2) running
+# make bench, part "flows" (issues 6, 19): one boot of FLOWS_BENCH_NODES lab
+# guests (default 4; vCPUs per guest: LAB_SMP, the lab's default 2) running
 # tests/bench/flows/guest.sh:
 #   - shuffle throughput vs tuple size and node count: DPI flow vs plain TCP,
 #     with ib_write_bw between two guests as the RDMA baseline;
@@ -12,16 +12,16 @@
 #     re-partitioning.
 # JSON goes to build/bench/flows/ and is kept as
 # Documentation/data/bench-flows-DRIVER-STAMP.jsonl, plots go to
-# Documentation/images/flows-*.png;
+# Documentation/images/flows-*-DRIVER.png;
 # Documentation/benchmarks-flows.md discusses them.  All numbers come from
 # TCG guests on a shared host: compare ratios within one run only.
-#   FLOWS_BENCH_DRIVER=rxe|swiwarp|siw (default rxe)  FLOWS_BENCH_MB=8
-#   FLOWS_BENCH_NODES=3
+#   FLOWS_BENCH_DRIVER=swiwarp|rxe|siw (default swiwarp, the stack we ship)
+#   FLOWS_BENCH_MB=8  FLOWS_BENCH_NODES=4
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$top/build}
 cd "$top" || exit 1
-drv=${FLOWS_BENCH_DRIVER:-rxe}
+drv=${FLOWS_BENCH_DRIVER:-swiwarp}
 bin=$build/userspace/flows
 for f in flows-shuffle flows-join flows-stream; do
 	[ -x "$bin/$f" ] || { echo "flows bench: $bin/$f missing (make all)"; exit 1; }
@@ -37,7 +37,7 @@ cp -L "$bin"/flows-* "$bin/libdpi_flows.so.0" "$build/userspace/dpi/libdpi.so.0"
 res=$build/bench/flows
 mkdir -p "$res"
 out=$build/lab/runs/flows-bench-$stamp
-nodes=${FLOWS_BENCH_NODES:-3}
+nodes=${FLOWS_BENCH_NODES:-4}
 tests/lab/lab run -n "$nodes" --name flows-bench --out "$out" --timeout "${FLOWS_BENCH_TIMEOUT:-1500}" --quiet -- \
 	"LD_LIBRARY_PATH='$snap' FLOWS_BIN='$snap' FLOWS_BENCH_NODES=$nodes FLOWS_BENCH_MB='${FLOWS_BENCH_MB:-8}' FLOWS_BENCH_ROWS='${FLOWS_BENCH_ROWS:-200000}' FLOWS_BENCH_ZIPF_ROWS='${FLOWS_BENCH_ZIPF_ROWS:-20000}' FLOWS_BENCH_PARTS='${FLOWS_BENCH_PARTS:-bw shuffle join stream}' '$snap/guest.sh' $drv"
 rc=$?

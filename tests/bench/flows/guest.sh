@@ -1,13 +1,13 @@
 #!/bin/bash
 # Guest side of tests/bench/flows.sh: FLOWS_BENCH_NODES lab guests (default
-# 3; guest I = DPI node I-1).  Every program prints its own numbers; results go to
+# 4; guest I = DPI node I-1).  Every program prints its own numbers; results go to
 # $LAB_OUT/bench.jsonl (one JSON object a line) for the host to plot.
 #   guest.sh DRIVER
 source "$LAB_TOP/tests/lab/lib.sh"
-drv=${1:-rxe}
+drv=${1:-swiwarp}
 bin=${FLOWS_BIN:?}
 me=$((LAB_ID - 1))
-n=${FLOWS_BENCH_NODES:-3}
+n=${FLOWS_BENCH_NODES:-4}
 mb=${FLOWS_BENCH_MB:-8}
 sizes=${FLOWS_BENCH_SIZES:-16 64 256 1024}
 rows=${FLOWS_BENCH_ROWS:-200000}

@@ -55,7 +55,7 @@ ax.set_title(f"Shuffle throughput on {drv} ({guests} TCG guests, one boot)")
 ax.legend(fontsize=8)
 ax.grid(alpha=0.3)
 fig.tight_layout()
-fig.savefig(f"{imgdir}/flows-shuffle.png", dpi=110)
+fig.savefig(f"{imgdir}/flows-shuffle-{drv}.png", dpi=110)
 
 # Join: the slowest rank/node's time per implementation.
 jn = defaultdict(list)
@@ -80,7 +80,7 @@ ax.set_ylabel("seconds (slowest node)")
 ax.set_title(f"Distributed join, {guests} nodes on {drv}")
 ax.legend()
 fig.tight_layout()
-fig.savefig(f"{imgdir}/flows-join.png", dpi=110)
+fig.savefig(f"{imgdir}/flows-join-{drv}.png", dpi=110)
 
 # Streaming aggregation.
 st = [r for r in rows if r.get("kind") == "stream"]
@@ -99,7 +99,7 @@ if st:
     a2.set_ylabel("seconds")
     fig.suptitle(f"Streaming aggregation on {drv}")
     fig.tight_layout()
-    fig.savefig(f"{imgdir}/flows-stream.png", dpi=110)
+    fig.savefig(f"{imgdir}/flows-stream-{drv}.png", dpi=110)
 
 json.dump(summary, open(summary_path, "w"), indent=1)
 print(json.dumps(summary, indent=1))
