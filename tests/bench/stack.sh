@@ -25,6 +25,7 @@
 #   STACK_TIMEOUT_RATE=65536 (bandwidth runs get 1 s more per this many bytes)
 #   STACK_CONN_N=20 (connections per connbench run)
 #   STACK_PERF=REGEX        profile matching runs ("write.65536.swiwarp$") with perf
+#   STACK_PERF_BYTES=67108864  what a profiled bandwidth run moves
 #   STACK_PARALLEL=1        boot both modes at once (default: one after the other)
 #   STACK_NO_DOC=1          do not touch Documentation/ (smoke tests)
 #   STACK_OUT=DIR           where the lab run directories go
@@ -72,7 +73,7 @@ mode_default() { # MODE VAR
 env_for() { # MODE
 	local mode=$1 v m val args="BUILD=$build"
 	m=$(echo "$mode" | tr a-z A-Z)
-	for v in SIZES REPS BYTES BW_TESTS LAT_TESTS STACKS RUN_TIMEOUT CONN_N LAT_ITERS PERF \
+	for v in SIZES REPS BYTES BW_TESTS LAT_TESTS STACKS RUN_TIMEOUT CONN_N LAT_ITERS PERF PERF_BYTES \
 		MIN_MSGS TIMEOUT_RATE PIN CONNBENCH SYN_DELAY_MS; do
 		val=STACK_${m}_$v
 		val=${!val:-}

@@ -505,6 +505,35 @@ lab_loss_egress() {
 	echo "$pct" >"/run/lab-delay.$dev.loss" && _lab_delay_apply "$dev"
 }
 
+# lab_tcg_window_start NAME / lab_tcg_window_end NAME: in a run with
+# LAB_TCG_PROFILE=1 (tests/lab/lab), the TCG profiler writes the
+# instructions this guest has executed so far, per translated block, to
+# $LAB_OUT/tcgprof.NAME.before and .after (NAME: letters, digits, - _ .),
+# and the start keeps the guest's symbols, modules included, in
+# $LAB_OUT/kallsyms.NAME, outside the window;
+# tools/tcg-profile/report.py turns the three into a profile of the
+# window.  Both do nothing in an ordinary run.
+lab_tcg_window_start() {
+	[ "${LAB_TCG_PROFILE:-0}" = 1 ] || return 0
+	cat /proc/kallsyms >"$LAB_OUT/kallsyms.$1"
+	_lab_tcg_snapshot "$1.before"
+}
+lab_tcg_window_end() {
+	[ "${LAB_TCG_PROFILE:-0}" = 1 ] || return 0
+	_lab_tcg_snapshot "$1.after"
+}
+_lab_tcg_snapshot() {
+	local req=$LAB_OUT/tcgprof.req _
+	printf '%s' "$1" >"$req.tmp" && mv "$req.tmp" "$req" || return 1
+	# The profiler polls every 100 ms and removes the request when done.
+	for _ in $(seq 300); do
+		[ -e "$req" ] || return 0
+		sleep 0.1
+	done
+	echo "lab_tcg snapshot $1: the profiler did not answer" >&2
+	return 1
+}
+
 # lab_rdma_dev: name of the first RDMA device (for -d options).
 lab_rdma_dev() { ls /sys/class/infiniband 2>/dev/null | head -n 1; }
 

@@ -323,10 +323,16 @@ conn_block() {
 	done
 }
 # Profiles (STACK_PERF): extra runs after all measured ones, not recorded
-# in runs.tsv, so perf's own cost never enters a number.  perf samples the
-# whole guest; in link mode both guests, each into its own file (.gN.).
+# in runs.tsv, so the profiler's own cost never enters a number.  In a run
+# with LAB_TCG_PROFILE=1 the TCG profiler counts what each guest executes
+# (tools/tcg-profile: lab_tcg_window_start/end, for report.py); else
+# perf samples the whole guest.  In link mode both guests, each into its
+# own files (.gN.).
 profile_run() { # test size stack
 	local test=$1 size=$2 stack=$3 f ppid spid=""
+	# A measured run's 4 MB is about a second on the link, a handful of
+	# samples: a profile moves STACK_PERF_BYTES (cmd_for reads this bytes).
+	local bytes=${STACK_PERF_BYTES:-67108864}
 	f=$mode.$1.$2.$3.profile.g$LAB_ID
 	port=$((port + 1))
 	cmd_for "$test" "$size" "$stack"
@@ -337,9 +343,18 @@ profile_run() { # test size stack
 		spid=$!
 		lab_wait_listen "$port" 30 || echo "bench: $f: the server did not listen" >&2
 	fi
-	perf record -q -F 199 -a -g --no-buildid -o "/tmp/$f.perf" -- sleep $((to + 30)) 2>/dev/null &
-	ppid=$!
-	sleep 3
+	# Under TCG a sample's interrupt takes long enough that the kernel
+	# throttles perf to a few samples per run ("perf: interrupt took too
+	# long", kernel.perf_event_max_sample_rate lowered): no throttling.
+	if [ "${LAB_TCG_PROFILE:-0}" = 1 ]; then
+		lab_tcg_window_start "$f"
+	else
+		sysctl -qw kernel.perf_cpu_time_max_percent=0 kernel.perf_event_max_sample_rate=10000
+		perf record -q -e cpu-clock -F 199 -a -g --no-buildid -o "/tmp/$f.perf" -- sleep $((to + 30)) \
+			2>"$raw/$f.perf.err" &
+		ppid=$!
+		sleep 3
+	fi
 	[ "$role" = both ] || lab_barrier "prof$port" 300
 	if [ "$role" != server ]; then
 		timeout "$to" $cli_pin $cli_cmd >"$raw/$f.client" 2>&1
@@ -347,10 +362,16 @@ profile_run() { # test size stack
 	fi
 	# The server ends with its client (perftest, iperf3 -1) or at its timeout.
 	[ -n "$spid" ] && wait "$spid"
+	if [ "${LAB_TCG_PROFILE:-0}" = 1 ]; then
+		lab_tcg_window_end "$f"
+		[ "$role" = both ] || lab_barrier "profdone$port" $((to + 300))
+		return
+	fi
 	kill -INT "$ppid" 2>/dev/null
 	wait "$ppid"
 	timeout 120 perf report -i "/tmp/$f.perf" --stdio --no-children --sort dso,sym -g none \
-		2>/dev/null | grep -v '^#' | grep -v '^$' | head -n 60 >"$raw/$f.perf.txt"
+		2>/dev/null | grep -v '^$' | head -n 70 >"$raw/$f.perf.txt"
+	dmesg | grep -i 'perf:' >>"$raw/$f.perf.err"
 	rm -f "/tmp/$f.perf"
 	[ "$role" = both ] || lab_barrier "profdone$port" $((to + 300))
 }
