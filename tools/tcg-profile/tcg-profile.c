@@ -22,9 +22,8 @@
  * a profile can afford and an atomic add per block would not (it is a
  * call per block execution).
  *
- * QEMU's plugin header is not packaged in Debian: the few declarations
- * used are written out below from QEMU 7.2's plugin API (version 1), the
- * one Debian 12 ships; QEMU refuses a plugin of another API version.
+ * QEMU's plugin header is not packaged in Debian: qemu_plugin_abi.h
+ * declares the part of it we use.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -34,29 +33,9 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ---- QEMU's plugin API, version 1 (QEMU 7.2) ---- */
-typedef uint64_t qemu_plugin_id_t;
-struct qemu_plugin_tb;
-typedef struct qemu_info_t qemu_info_t;
-enum qemu_plugin_op { QEMU_PLUGIN_INLINE_ADD_U64 };
-typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t id,
-					       struct qemu_plugin_tb *tb);
-typedef void (*qemu_plugin_udata_cb_t)(qemu_plugin_id_t id, void *userdata);
+#include "qemu_plugin_abi.h"
 
-void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id,
-					   qemu_plugin_vcpu_tb_trans_cb_t cb);
-void qemu_plugin_register_vcpu_tb_exec_inline(struct qemu_plugin_tb *tb,
-					      enum qemu_plugin_op op, void *ptr,
-					      uint64_t imm);
-uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
-size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
-void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id,
-				    qemu_plugin_udata_cb_t cb, void *userdata);
-
-__attribute__((visibility("default"))) int qemu_plugin_version = 1;
-__attribute__((visibility("default"))) int
-qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
-		    char **argv);
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 /* ---- the counters ---- */
 
