@@ -75,7 +75,7 @@ run() {
 			DPI_CLUSTER=/tmp/b.spec timeout $((tmo + 60)) "$bin/dpi" --id 0 cat b --create --segment-size 4202496 --segments 8 \
 				--append-mode $mode --sources "$k" --discard --wait-ms 100000000 2>"$LAB_OUT/cat.$tag" &
 			pids+=($!)
-			for _ in $(seq 100000); do grep -q 'node 0 up' "$LAB_OUT/cat.$tag" && break; sleep 0.2; done
+			lab_wait_output "$LAB_OUT/cat.$tag" 'node 0 up' $! 300
 		fi
 		bar "$tag"
 		wait "${pids[@]}"

@@ -49,11 +49,7 @@ spec() {
 
 # wait_up LOG: until a dpi process logged that its node listens
 wait_up() {
-	local i
-	for i in $(seq 100000); do
-		grep -q 'dpi: node 0 up' "$1" 2>/dev/null && return 0
-		sleep 0.2
-	done
+	lab_wait_until 120 grep -qs 'dpi: node 0 up' "$1" && return 0
 	echo "node did not come up: $(cat "$1")" >&2
 	return 1
 }
@@ -216,7 +212,7 @@ DPI_CLUSTER=$(spec 7475)
 if g1; then
 	"$dpi" --id 0 node 2>"$out/own1.err" &
 	pid=$!
-	for _ in $(seq 100000); do grep -q 'up, critical' "$out/own1.err" && break; sleep 0.2; done
+	lab_wait_output "$out/own1.err" 'up, critical' $pid
 	bar own-up
 	bar own-appended
 	kill -9 $pid
@@ -239,7 +235,7 @@ else
 	rm -f "$work/go"
 	"$dpi" probe-restart pr --owner 0 --wait-file "$work/go" 2>"$out/probe.log" &
 	ppid=$!
-	for _ in $(seq 100000); do grep -q 'waiting for' "$out/probe.log" && break; sleep 0.2; done
+	lab_wait_output "$out/probe.log" 'waiting for' $ppid
 	bar own-appended
 	bar own-restarted
 	touch "$work/go"
@@ -272,7 +268,7 @@ expect() {
 if g1; then
 	"$dpi" --id 0 node 2>"$out/err-node.err" &
 	pid=$!
-	for _ in $(seq 100000); do grep -q 'up, critical' "$out/err-node.err" && break; sleep 0.2; done
+	lab_wait_output "$out/err-node.err" 'up, critical' $pid
 	bar err-up
 	bar err-done
 	kill $pid

@@ -93,14 +93,11 @@ slurm_start() {
 }
 
 # slurm_wait_idle N SECS: true once sinfo counts N idle nodes.
-slurm_wait_idle() {
-	local n=$1 end=$((SECONDS + $2)) idle
-	while [ $SECONDS -lt $end ]; do
-		idle=$(sinfo -h -t idle -o '%D' 2>/dev/null)
-		[ "${idle:-0}" -ge "$n" ] && return 0
-		lab_nap 0.5
-	done
-	return 1
+slurm_wait_idle() { lab_wait_until "$2" slurm_idle_at_least "$1"; }
+slurm_idle_at_least() { # N
+	local idle
+	idle=$(sinfo -h -t idle -o '%D' 2>/dev/null)
+	[ "${idle:-0}" -ge "$1" ]
 }
 
 slurm_stop() {

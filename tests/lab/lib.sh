@@ -50,39 +50,66 @@ lab_finish() { [ "$LAB_FAILURES" -eq 0 ]; exit $?; }
 exec {_lab_nap_fd}<> <(:)
 lab_nap() { read -r -t "$1" -u "$_lab_nap_fd" _; }
 
+# lab_wait_until TIMEOUT CMD [ARG...]: run CMD every 0.2 s until it
+# succeeds; 0 then.  CMD's exit status 3 or more stops the wait at once
+# with that status (a predicate that found something wrong, not something
+# missing); 1 and 2 (grep's "no such file" too) mean "not yet".  1 after
+# TIMEOUT seconds.  CMD's output passes through, so a predicate can print
+# what it found.  Every wait-until loop of the lab goes through here: one
+# poll step, one LAB_SLOWDOWN stretch, and no process started between
+# polls (lab_nap) unless CMD starts one.
+lab_wait_until() {
+	local end=$((SECONDS + $1 * ${LAB_SLOWDOWN:-1})) rc
+	shift
+	while :; do
+		"$@"
+		rc=$?
+		[ $rc -eq 0 ] || [ $rc -ge 3 ] && return $rc
+		[ $SECONDS -lt $end ] || return 1
+		lab_nap 0.2
+	done
+}
+
+# lab_not CMD [ARG...]: CMD's status inverted (0 if CMD failed, else 1),
+# its output discarded; for waits on something to end, e.g.
+# `lab_wait_until 5 lab_not pgrep -x iscsid`.
+lab_not() { ! "$@" >/dev/null 2>&1; }
+
+# lab_tcp_quiet [SS-FILTER...]: true when no TCP socket here (of those
+# matching the ss filter) is in a state but TIME-WAIT, the state a closed
+# connection keeps for a minute; for `lab_wait_until T lab_tcp_quiet`.
+lab_tcp_quiet() { ! ss -Htan "$@" | grep -qv TIME-WAIT; }
+
 # lab_wait_tcp IP PORT [TIMEOUT]: wait until a TCP connect to IP:PORT works.
 # (Don't aim it at an iWARP listener: the connection would look like an
 # MPA peer that never speaks.  Use lab_wait_listen on the server side and
 # lab_barrier instead.)
 lab_wait_tcp() {
-	local ip=$1 port=$2 t=$((${3:-60} * ${LAB_SLOWDOWN:-1})) end
-	end=$((SECONDS + t))
-	while [ $SECONDS -lt $end ]; do
-		timeout 2 bash -c "exec 3<>/dev/tcp/$ip/$port" 2>/dev/null && return 0
-		sleep 0.3
-	done
-	echo "lab_wait_tcp: nothing accepted on $ip:$port within ${t}s" >&2
+	lab_wait_until "${3:-60}" _lab_tcp_accepts "$1" "$2" && return 0
+	echo "lab_wait_tcp: nothing accepted on $1:$2 within $((${3:-60} * ${LAB_SLOWDOWN:-1}))s" >&2
 	return 1
 }
+_lab_tcp_accepts() { timeout 2 bash -c "exec 3<>/dev/tcp/$1/$2" 2>/dev/null || return 1; }
 
 # lab_wait_listen PORT [TIMEOUT]: wait until something here (a user or a
 # kernel socket, e.g. an iWARP listener) listens on TCP PORT.  Reads
 # /proc/net/tcp{,6} with builtins (state 0A is LISTEN; the local port is
 # the hex after the colon): no fork per poll, as in lab_barrier.
 lab_wait_listen() {
-	local port=$1 t=$((${2:-60} * ${LAB_SLOWDOWN:-1})) end hex f _sl laddr _rem st _rest
-	printf -v hex '%04X' "$port"
-	end=$((SECONDS + t))
-	while [ $SECONDS -lt $end ]; do
-		for f in /proc/net/tcp /proc/net/tcp6; do
-			[ -r "$f" ] || continue
-			while read -r _sl laddr _rem st _rest; do
-				[ "$st" = 0A ] && [ "${laddr##*:}" = "$hex" ] && return 0
-			done <"$f"
-		done
-		lab_nap 0.2
+	local hex
+	printf -v hex '%04X' "$1"
+	lab_wait_until "${2:-60}" _lab_listens "$hex" && return 0
+	echo "lab_wait_listen: nothing listens on port $1 within $((${2:-60} * ${LAB_SLOWDOWN:-1}))s" >&2
+	return 1
+}
+_lab_listens() { # HEXPORT
+	local f _sl laddr _rem st _rest
+	for f in /proc/net/tcp /proc/net/tcp6; do
+		[ -r "$f" ] || continue
+		while read -r _sl laddr _rem st _rest; do
+			[ "$st" = 0A ] && [ "${laddr##*:}" = "$1" ] && return 0
+		done <"$f"
 	done
-	echo "lab_wait_listen: nothing listens on port $port within ${t}s" >&2
 	return 1
 }
 
@@ -90,13 +117,13 @@ lab_wait_listen() {
 # output of background process PID) has a line matching PATTERN (grep -E),
 # PID has exited, or TIMEOUT seconds have passed.  0 if the line is there.
 lab_wait_output() {
-	local f=$1 pat=$2 pid=$3 t=${4:-120} i
-	for ((i = 0; i < t * 4; i++)); do
-		grep -Eqs -- "$pat" "$f" && return 0
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.25
-	done
-	grep -Eqs -- "$pat" "$f"
+	lab_wait_until "${4:-120}" _lab_output_seen "$1" "$2" "$3"
+	grep -Eqs -- "$2" "$1"
+}
+_lab_output_seen() { # FILE PATTERN PID
+	grep -Eqs -- "$2" "$1" && return 0
+	kill -0 "$3" 2>/dev/null && return 1
+	return 3
 }
 
 # lab_barrier NAME [TIMEOUT=600]: returns once all $LAB_N guests have called
@@ -106,16 +133,12 @@ lab_wait_output() {
 # times a second (~0.15 s per fork in a busy TCG guest), CPU that the
 # peer, on the same two host cores, needs to get there.
 lab_barrier() {
-	local name=$1 t=$((${2:-600} * ${LAB_SLOWDOWN:-1})) end n=0 arrived
+	local name=$1 t=$((${2:-600} * ${LAB_SLOWDOWN:-1})) n arrived
 	[[ $name =~ ^[A-Za-z0-9_.-]+$ ]] || { echo "lab_barrier: bad name '$name'" >&2; return 2; }
 	: >"$LAB_SHARED/barrier.$name.$LAB_ID"
-	end=$((SECONDS + t))
-	while [ $SECONDS -lt $end ]; do
-		arrived=("$LAB_SHARED/barrier.$name".*)
-		n=${#arrived[@]}
-		[ "$n" -ge "$LAB_N" ] && return 0
-		lab_nap 0.2
-	done
+	lab_wait_until "${2:-600}" _lab_all_arrived "$name" && return 0
+	arrived=("$LAB_SHARED/barrier.$name".*)
+	n=${#arrived[@]}
 	local i missing=
 	for ((i = 1; i <= LAB_N; i++)); do
 		[ -e "$LAB_SHARED/barrier.$name.$i" ] || missing="$missing g$i"
@@ -124,6 +147,10 @@ lab_barrier() {
 	LAB_BARRIER_WHY="'$name' timed out after ${t}s ($n of $LAB_N guests arrived; missing:$missing)"
 	echo "lab_barrier: $LAB_BARRIER_WHY" >&2
 	return 1
+}
+_lab_all_arrived() { # NAME
+	local arrived=("$LAB_SHARED/barrier.$1".*)
+	[ ${#arrived[@]} -ge "$LAB_N" ]
 }
 
 # lab_pair TAG SERVER_ID CLIENT_ID TIMEOUT PORT SOUT COUT -- SERVER_CMD... -- CLIENT_CMD...
@@ -263,10 +290,7 @@ _lab_rdma_link_add() { # name type netdev
 		echo "lab: rdma link add $name type $type netdev $dev failed" >&2
 		return 1
 	}
-	for _ in $(seq 50); do
-		[ -e "/sys/class/infiniband/$name" ] && return 0
-		sleep 0.1
-	done
+	lab_wait_until 5 test -e "/sys/class/infiniband/$name" && return 0
 	echo "lab: $name did not appear in /sys/class/infiniband" >&2
 	return 1
 }
@@ -523,13 +547,10 @@ lab_tcg_window_end() {
 	_lab_tcg_snapshot "$1.after"
 }
 _lab_tcg_snapshot() {
-	local req=$LAB_OUT/tcgprof.req _
+	local req=$LAB_OUT/tcgprof.req
 	printf '%s' "$1" >"$req.tmp" && mv "$req.tmp" "$req" || return 1
 	# The profiler polls every 100 ms and removes the request when done.
-	for _ in $(seq 300); do
-		[ -e "$req" ] || return 0
-		sleep 0.1
-	done
+	lab_wait_until 30 test ! -e "$req" && return 0
 	echo "lab_tcg snapshot $1: the profiler did not answer" >&2
 	return 1
 }

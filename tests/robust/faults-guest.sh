@@ -70,12 +70,8 @@ client() {
 }
 # gone PID SECS: the process must be gone within SECS (not stuck in the kernel)
 gone() {
-	local i
-	for i in $(seq $(($2 * 4))); do
-		# a zombie is gone too (the kernel let go of it)
-		grep -qs '^State:[[:space:]]*[^Z]' /proc/"$1"/status || return 0
-		sleep 0.25
-	done
+	# a zombie is gone too (the kernel let go of it)
+	lab_wait_until "$2" lab_not grep -qs '^State:[[:space:]]*[^Z]' /proc/"$1"/status && return 0
 	grep State /proc/"$1"/status
 	cat /proc/"$1"/stack 2>/dev/null
 	return 1
@@ -92,7 +88,7 @@ device_gone() {
 	drc=$?
 	dt=$((SECONDS - t0))
 	if gone $spid 60; then sexit=ok; else sexit=stuck; kill -KILL $spid; fi
-	for _ in $(seq 40); do [ -e /sys/class/infiniband/"$ibdev" ] || break; sleep 0.5; done
+	lab_wait_until 20 test ! -e /sys/class/infiniband/"$ibdev"
 	if [ $drc -eq 0 ] && [ ! -e /sys/class/infiniband/"$ibdev" ] && [ $sexit = ok ]; then
 		lab_pass "$p.$phase.device_gone ($* took ${dt} s)"
 	else
@@ -209,7 +205,7 @@ else
 	wait
 	verdict link_flap
 	# the link is back: wait for the route, then a clean run must pass
-	for _ in $(seq 40); do ping -c1 -W1 "$LAB_PEER_IP" >/dev/null 2>&1 && break; sleep 0.5; done
+	lab_wait_until 30 ping -c1 -W1 "$LAB_PEER_IP" >/dev/null 2>&1
 	lab_barrier lf-client-done 700
 	lab_barrier lf2-listen 120
 	lead=0 client link_flap_after 7204 10

@@ -150,7 +150,7 @@ target_phase() {
 	# rping must go away on SIGTERM; a process stuck in the kernel here means
 	# an RDMA object (cm_id, QP) the driver never let go of.
 	kill "$rping_pid" 2>/dev/null
-	for _ in $(seq 60); do kill -0 "$rping_pid" 2>/dev/null || break; sleep 0.25; done
+	lab_wait_until 15 lab_not kill -0 "$rping_pid"
 	if kill -0 "$rping_pid" 2>/dev/null; then
 		for t in /proc/"$rping_pid"/task/*; do
 			echo "--- $t $(grep State "$t/status")"
@@ -167,10 +167,7 @@ target_phase() {
 	lab_pass "$p.teardown"
 	# rping -P is gone, so its listener and connections must be too; wait for
 	# the RDMA and TCP teardown (TIME_WAIT entries are tw_sock_TCP, not TCP).
-	for _ in $(seq 40); do
-		[ "$(ss -Htan | grep -cv TIME-WAIT)" -le 0 ] && break
-		sleep 0.5
-	done
+	lab_wait_until 20 lab_tcp_quiet
 	sleep 3
 	ss -tan >"$LAB_OUT/ss.after"
 	# TCP socks and our own caches exactly (the baseline was taken with

@@ -174,11 +174,7 @@ neg_ring() {
 	echo "neg: ring: the 6 ring-abuse cases took $(($(date +%s) - t0)) s"
 	t0=$(date +%s)
 	# TCP teardown of the loopback connections, then the caches
-	for _ in $(seq 20); do
-		left=$(ss -Htan | grep -cvE 'TIME-WAIT|LISTEN')
-		[ "$left" -eq 0 ] && break
-		sleep 0.5
-	done
+	lab_wait_until 10 lab_tcp_quiet state connected
 	sleep 2
 	slab_check "$p.ring.slab" "$LAB_OUT/ring-slab.before" "$LAB_OUT/ring-slab.after"
 	echo "neg: ring: teardown wait and slab check took $(($(date +%s) - t0)) s"
@@ -428,11 +424,8 @@ lab_barrier churn 300
 if [ "$LAB_ID" = 1 ]; then
 	churn_run churn "$LAB_IP" churn "$p.listener_churn.server"
 	# every connection of the flood is over: nothing may be left on the port
-	for _ in $(seq 20); do
-		left=$(ss -Htan "( sport = :$cport )" | grep -cv TIME-WAIT)
-		[ "$left" -eq 0 ] && break
-		sleep 0.5
-	done
+	lab_wait_until 10 lab_tcp_quiet "( sport = :$cport )"
+	left=$(ss -Htan "( sport = :$cport )" | grep -cv TIME-WAIT)
 	if [ "$left" -eq 0 ]; then
 		lab_pass "$p.listener_churn.sockets"
 	else

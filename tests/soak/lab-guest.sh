@@ -66,10 +66,7 @@ run_soak() {
 }
 # settle: wait until every connection is gone
 settle() {
-	for _ in $(seq 60); do
-		[ "$(ss -Htan | grep -cv TIME-WAIT)" -le 0 ] && break
-		sleep 0.5
-	done
+	lab_wait_until 30 lab_tcp_quiet
 	sleep 2
 }
 

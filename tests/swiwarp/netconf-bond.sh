@@ -95,12 +95,8 @@ lab_barrier bond-mac 200
 bond_why=
 mac=52:54:00:c0:04:0$i
 ip link set bond0 address "$mac" || bond_why="ip link set bond0 address $mac failed;"
-gid=
-for _ in $(seq 50); do
-	gid=$(cat /sys/class/infiniband/swiwarp4/ports/1/gids/0 2>/dev/null)
-	[ "$gid" = "5254:00c0:040$i:0000:0000:0000:0000:0000" ] && break
-	lab_nap 0.1
-done
+lab_wait_until 5 grep -qx "5254:00c0:040$i:0000:0000:0000:0000:0000" /sys/class/infiniband/swiwarp4/ports/1/gids/0
+gid=$(cat /sys/class/infiniband/swiwarp4/ports/1/gids/0 2>/dev/null)
 [ "$gid" = "5254:00c0:040$i:0000:0000:0000:0000:0000" ] || bond_why+=" GID $gid 5 s after bond0 took $mac;"
 bok "gid-follows-mac-$me" "$bond_why"
 lab_barrier bond-mac-set 200

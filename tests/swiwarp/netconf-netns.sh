@@ -29,28 +29,15 @@ nsdev=swiwarp3
 lab_listen_ns=
 eval "$(declare -f lab_wait_listen | sed '1s/^lab_wait_listen/lab_wait_listen_here/')"
 lab_wait_listen() {
-	local end=$((SECONDS + ${2:-60}))
 	[ -z "$lab_listen_ns" ] && { lab_wait_listen_here "$@"; return; }
-	while [ $SECONDS -lt $end ]; do
-		[ -n "$(ip netns exec "$lab_listen_ns" ss -Hltn "sport = :$1")" ] && return 0
-		sleep 0.2
-	done
-	return 1
+	lab_wait_until "${2:-60}" ns_listens "$lab_listen_ns" "$1"
 }
+ns_listens() { ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q .; } # NS PORT
 nsstep() { # NS-OF-THE-SERVER step-args...: step, the server in NS
 	lab_listen_ns=$1
 	shift
 	step "$@"
 	lab_listen_ns=
-}
-# waitfor SECONDS CMD...: until CMD succeeds; its status at the end
-waitfor() {
-	local end=$((SECONDS + $1))
-	shift
-	until "$@" >/dev/null 2>&1; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 0.2
-	done
 }
 rdev() { rdma dev show "$nsdev" >/dev/null 2>&1; }           # in init_net?
 rdev_in() { ip netns exec "$1" rdma dev show "$nsdev" >/dev/null 2>&1; }
@@ -65,7 +52,7 @@ if [ "$i" = 1 ]; then
 	ip netns add nsa || die netns "ip netns add nsa"
 	ip link set eth1 netns nsa || die netns "ip link set eth1 netns nsa"
 	why=
-	waitfor 10 sh -c '! rdma dev show swiwarp2' || why="swiwarp2 still there 10 s after eth1 left;"
+	lab_wait_until 10 lab_not rdma dev show swiwarp2 || why="swiwarp2 still there 10 s after eth1 left;"
 	dmesg | grep -q 'swiwarp2: eth1 is moving to another network namespace: device removed' ||
 		why+=" no message in dmesg: $(dmesg | grep swiwarp2 | tail -n 2 | tr '\n' ' ')"
 	ok nic-move-removes-device "$why"
@@ -146,19 +133,19 @@ if [ "$i" = 1 ]; then
 	rdev_in nsb || why+=" not in nsb;"
 	rdev_in nsa && why+=" still in nsa;"
 	# the holder learns of the removal (RDMA_CM_EVENT_DEVICE_REMOVAL)
-	waitfor 20 sh -c "! kill -0 $holder" || why+=" the rping server in nsa still runs 20 s later: $(tail -n 2 "$work/netns-holder.log" | tr '\n' ' ')"
+	lab_wait_until 20 lab_not kill -0 "$holder" || why+=" the rping server in nsa still runs 20 s later: $(tail -n 2 "$work/netns-holder.log" | tr '\n' ' ')"
 	kill "$holder" 2>/dev/null
 	wait "$holder" 2>/dev/null
 	echo "$me: holder said: $(tail -n 2 "$work/netns-holder.log" | tr '\n' ' ')"
 	ok move-with-user-context "$why"
 	why=
 	ip netns del nsb
-	waitfor 30 rdev || why="$nsdev not back in init_net 30 s after ip netns del nsb"
+	lab_wait_until 30 rdev || why="$nsdev not back in init_net 30 s after ip netns del nsb"
 	ok ns-delete-returns-device "$why"
 	why=
 	ip netns del nsa
-	waitfor 30 ip link show eth1 || why="eth1 not back in init_net 30 s after ip netns del nsa;"
-	waitfor 10 sh -c "! rdma dev show $nsdev" || why+=" $nsdev still there;"
+	lab_wait_until 30 ip link show eth1 >/dev/null 2>&1 || why="eth1 not back in init_net 30 s after ip netns del nsa;"
+	lab_wait_until 10 lab_not rdma dev show "$nsdev" || why+=" $nsdev still there;"
 	dmesg | grep -q "$nsdev: eth1 is moving to another network namespace" || why+=" no message in dmesg;"
 	ok ns-delete-nic-back "$why"
 else
@@ -167,11 +154,11 @@ else
 	timeout 120 rping -s -P -a 0.0.0.0 -p 7195 -C 5 -S 200 -V -v >"$work/netns-survivor.log" 2>&1 &
 	survivor=$!
 	lab_wait_listen 7195 30 || lab_fail netconf/netns-survivor "the init_net rping server does not listen"
-	waitfor 10 sh -c "ip netns exec nsb ss -Hltn 'sport = :7195' | grep -q ." &&
+	lab_wait_until 10 ns_listens nsb 7195 &&
 		echo "$me: the init_net wildcard listen has a socket in nsb (shared mode): $(ip netns exec nsb ss -Hltn 'sport = :7195' | awk '{ print $4 }' | tr '\n' ' ')"
 	why=
 	ip netns del nsb
-	waitfor 30 sh -c "! rdma dev show $nsdev" || why="$nsdev still there 30 s after ip netns del nsb;"
+	lab_wait_until 30 lab_not rdma dev show "$nsdev" || why="$nsdev still there 30 s after ip netns del nsb;"
 	dmesg | grep -q 'waiting for mv0 to become free' && why+=" mv0 waited for its references;"
 	ok shared-ns-delete-removes-device "$why"
 fi
@@ -189,6 +176,6 @@ if [ "$i" = 2 ]; then
 	kill "$survivor" 2>/dev/null
 	wait "$survivor" 2>/dev/null
 fi
-unset -f lab_wait_listen nsstep waitfor rdev rdev_in ok
+unset -f lab_wait_listen ns_listens nsstep rdev rdev_in ok
 eval "$(declare -f lab_wait_listen_here | sed '1s/^lab_wait_listen_here/lab_wait_listen/')"
 unset -f lab_wait_listen_here

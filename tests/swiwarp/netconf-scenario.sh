@@ -76,11 +76,12 @@ else lab_fail "netconf/node-guid-unique-$me" "shared node GUID $dup"; fi
 # VLAN carries perftest here; a delay on every SYN would slow every step.
 [ "$i" = 2 ] && lab_delay_syn "${LAB_PERFTEST_SYN_DELAY_MS:-300}" eth0.100
 # eth0's link-local address, for the peer (DAD done: no "tentative").
-for _ in $(seq 50); do
-	ll=$(ip -6 -o addr show dev eth0 scope link | awk '!/tentative/ { sub("/.*", "", $4); print $4; exit }')
-	[ -n "$ll" ] && break
-	sleep 0.2
-done
+# link_local DEV: print DEV's link-local IPv6 address once DAD is done.
+link_local() {
+	ip -6 -o addr show dev "$1" scope link |
+		awk '!/tentative/ { sub("/.*", "", $4); print $4; f = 1; exit } END { exit !f }'
+}
+ll=$(lab_wait_until 10 link_local eth0)
 echo "$ll" >"$LAB_SHARED/ll.$me"
 rdma link show
 lab_barrier setup 200 || die setup "barrier"

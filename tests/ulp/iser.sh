@@ -118,21 +118,20 @@ iser_initiator_prepare() {
 	iscsid
 }
 
-# iser_wait_disk IQN: print /dev/sdX of the session with target IQN once
-# its block device exists (up to 30 s after the login); 1 if it never does.
-iser_wait_disk() {
+# iser_disk IQN: print /dev/sdX of the session with target IQN if its
+# block device exists; 1 if not (yet).
+iser_disk() {
 	local s d
-	for _ in $(seq 150); do
-		for s in /sys/class/iscsi_session/session*; do
-			[ "$(cat "$s/targetname" 2>/dev/null)" = "$1" ] || continue
-			for d in "$s"/device/target*/*/block/sd*; do
-				[ -b "/dev/${d##*/}" ] && { echo "/dev/${d##*/}"; return 0; }
-			done
+	for s in /sys/class/iscsi_session/session*; do
+		[ "$(cat "$s/targetname" 2>/dev/null)" = "$1" ] || continue
+		for d in "$s"/device/target*/*/block/sd*; do
+			[ -b "/dev/${d##*/}" ] && { echo "/dev/${d##*/}"; return 0; }
 		done
-		lab_nap 0.2
 	done
 	return 1
 }
+# iser_wait_disk IQN: iser_disk, waiting up to 30 s after the login.
+iser_wait_disk() { lab_wait_until 30 iser_disk "$1"; }
 
 # iser_login IQN LOG: log in to target IQN on $iser_ip:$iser_port over the
 # iser interface, recording the node first unless this guest has it
@@ -194,6 +193,6 @@ iser_initiator_check() {
 # iser_initiator_down: stop iscsid and unload the initiator.
 iser_initiator_down() {
 	iscsiadm -k 0 2>/dev/null || pkill -x iscsid
-	for _ in $(seq 50); do pgrep -x iscsid >/dev/null || break; lab_nap 0.1; done
+	lab_wait_until 5 lab_not pgrep -x iscsid
 	modprobe -r ib_iser
 }

@@ -54,6 +54,18 @@ target_down() {
 	[ -z "$(ls -A "$cfs/subsystems")" ] && [ -z "$(ls -A "$cfs/ports")" ]
 }
 
+# nvme_live_ctrl NQN: print the controller (nvmeN) of subsystem NQN that
+# is live and has its first namespace's block device; 1 if none (yet).
+nvme_live_ctrl() {
+	local c
+	for c in /sys/class/nvme/nvme*; do
+		[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$1" ] || continue
+		[ "$(cat "$c/state" 2>/dev/null)" = live ] || continue
+		[ -b "/dev/${c##*/}n1" ] && { echo "${c##*/}"; return 0; }
+	done
+	return 1
+}
+
 # connect PHASE TARGET_ID NAME NQUEUES: connect, set ctrl to the new
 # controller (nvmeN); its namespaces are /dev/${ctrl}n1...
 # The keep-alive timeout is the kernel's default of 5 s, stretched by
@@ -64,7 +76,7 @@ target_down() {
 # swiwarp (TCP itself moved 0.1-0.25 MB/s between those guests; session
 # 31, Documentation/robustness.md).
 connect() {
-	local phase=$1 tid=$2 name=$3 nq=$4 c
+	local phase=$1 tid=$2 name=$3 nq=$4
 	ctrl=
 	if ! timeout 120 nvme connect -t rdma -a "192.0.2.$tid" -s 4420 -n "$(nqn_of "$name")" \
 		-i "$nq" --hostnqn="$hostnqn" --hostid="$hostid" --ctrl-loss-tmo=60 --reconnect-delay=2 \
@@ -72,15 +84,7 @@ connect() {
 		lab_fail "nvmeof/$phase/connect" "$(tr '\n' ' ' <"$work/$phase-connect.log" | cut -c1-200)"
 		return 1
 	fi
-	for _ in $(seq 100); do
-		for c in /sys/class/nvme/nvme*; do
-			[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$(nqn_of "$name")" ] || continue
-			[ "$(cat "$c/state" 2>/dev/null)" = live ] || continue
-			[ -b "/dev/$(basename "$c")n1" ] && ctrl=$(basename "$c")
-		done
-		[ -n "$ctrl" ] && break
-		sleep 0.2
-	done
+	ctrl=$(lab_wait_until 20 nvme_live_ctrl "$(nqn_of "$name")")
 	if [ -z "$ctrl" ]; then
 		lab_fail "nvmeof/$phase/connect" "no live controller with a namespace for $(nqn_of "$name")"
 		return 1

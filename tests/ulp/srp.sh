@@ -159,26 +159,25 @@ srp_host() {
 	return 1
 }
 
-# srp_wait_disk HOST: print /dev/sdX of SCSI host HOST's LUN 0 once its
-# block device exists (up to 30 s); 1 if it never does, or if the host has
-# other disks too (our ACL maps one LUN, the other guest's is not ours).
-srp_wait_disk() {
+# srp_disk HOST: print /dev/sdX of SCSI host HOST's LUN 0 if its block
+# device exists (else 1); 3 if the host has other disks too (our ACL maps
+# one LUN, the other guest's is not ours).
+srp_disk() {
 	local d all
-	for _ in $(seq 150); do
-		for d in "/sys/class/scsi_host/host$1/device/target$1:"*/"$1:"*:0/block/sd*; do
-			[ -b "/dev/${d##*/}" ] || continue
-			all=("/sys/class/scsi_host/host$1/device/target$1:"*/*/block/*)
-			if [ ${#all[@]} -ne 1 ]; then
-				echo "srp_wait_disk: host $1 has ${#all[@]} disks: ${all[*]##*/}" >&2
-				return 1
-			fi
-			echo "/dev/${d##*/}"
-			return 0
-		done
-		lab_nap 0.2
+	for d in "/sys/class/scsi_host/host$1/device/target$1:"*/"$1:"*:0/block/sd*; do
+		[ -b "/dev/${d##*/}" ] || continue
+		all=("/sys/class/scsi_host/host$1/device/target$1:"*/*/block/*)
+		if [ ${#all[@]} -ne 1 ]; then
+			echo "srp_disk: host $1 has ${#all[@]} disks: ${all[*]##*/}" >&2
+			return 3
+		fi
+		echo "/dev/${d##*/}"
+		return 0
 	done
 	return 1
 }
+# srp_wait_disk HOST: srp_disk, waiting up to 30 s for the disk.
+srp_wait_disk() { lab_wait_until 30 srp_disk "$1"; }
 
 # srp_klog: the initiator's last SRP kernel messages, for a FAIL reason.
 srp_klog() {
@@ -248,10 +247,7 @@ srp_initiator_check() {
 # (up to 30 s) until the host is gone.
 srp_logout() {
 	echo 1 >"/sys/class/srp_remote_ports/port-$1:1/delete" || return 1
-	for _ in $(seq 150); do
-		[ -e "/sys/class/scsi_host/host$1" ] || return 0
-		lab_nap 0.2
-	done
+	lab_wait_until 30 test ! -e "/sys/class/scsi_host/host$1" && return 0
 	echo "srp_logout: SCSI host $1 still there after 30 s" >&2
 	return 1
 }
