@@ -83,8 +83,9 @@ for dist in ${dists-uniform zipf}; do
 	timeout 300 "$bin/flows-join" --spec "$(spec $port "$n")" --id $me --nodes "$n" --rows "$rows" --dist $dist \
 		--warmup 1 --prefix "bj$port" --name "bench.join-$dist" >"$LAB_OUT/join.$dist" 2>&1
 	secs=$(sed -n 's/^# bench.join-[a-z]*.partition[0-9]*: .* \([0-9.]*\) s, .*/\1/p' "$LAB_OUT/join.$dist")
+	open_secs=$(sed -n 's/^# bench.join-[a-z]*.partition[0-9]*: .*, open \([0-9.]*\) s$/\1/p' "$LAB_OUT/join.$dist")
 	ok=$(grep -c '^PASS: bench.join-[a-z]*.partition' "$LAB_OUT/join.$dist")
-	echo "{\"kind\":\"join\",\"impl\":\"flows-$drv\",\"dist\":\"$dist\",\"rows\":$rows,\"node\":$me,\"secs\":${secs:-null},\"ok\":$([ "$ok" = 1 ] && echo true || echo false)}" >>"$out"
+	echo "{\"kind\":\"join\",\"impl\":\"flows-$drv\",\"dist\":\"$dist\",\"rows\":$rows,\"node\":$me,\"secs\":${secs:-null},\"open_secs\":${open_secs:-null},\"ok\":$([ "$ok" = 1 ] && echo true || echo false)}" >>"$out"
 	lab_barrier "bj$port" 400
 	port=$((port + 10))
 	# TCP shuffle of the join's bytes: 2 tables x rows x 16 B over n nodes.

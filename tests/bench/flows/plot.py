@@ -66,8 +66,12 @@ for r in rows:
         jn[("tcp-shuffle-only", r["dist"])].append(r)
 for (impl, dist), rs in sorted(jn.items()):
     secs = [x["secs"] for x in rs if x.get("secs") is not None]
+    # flows time their sources' and targets' open apart (open_secs): the
+    # wait for the peers' buffers, outside the timed join like MPI's barrier
+    opens = [x["open_secs"] for x in rs if x.get("open_secs") is not None]
     summary["join"].append({"impl": impl, "dist": dist, "nodes": len(rs),
                             "secs": max(secs) if len(secs) == len(rs) and secs else None,
+                            "open_secs_max": max(opens) if opens else None,
                             "ok": all(x.get("ok", False) for x in rs)})
 fig, ax = plt.subplots(figsize=(7, 4))
 impls = sorted({j["impl"] for j in summary["join"]})
