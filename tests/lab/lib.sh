@@ -365,6 +365,24 @@ lab_load_swiwarp() {
 	_lab_rdma_link_add "$name" swiwarp "$dev"
 }
 
+# lab_load_or_finish DRIVER NAME [BARRIER_TIMEOUT=600]: load DRIVER (siw,
+# rxe or swiwarp, on eth0, as swiwarp0); if that fails, FAIL NAME, meet the
+# other guests at barrier "loaded" (where they wait after loading theirs)
+# and end this guest's part of the run.
+lab_load_or_finish() {
+	local rc
+	case $1 in
+	siw) lab_load_siw ;;
+	rxe) lab_load_rxe ;;
+	*) lab_load_swiwarp eth0 swiwarp0 ;;
+	esac
+	rc=$?
+	[ $rc -eq 0 ] && return 0
+	lab_fail "$2" "loader returned $rc"
+	lab_barrier loaded "${3:-600}"
+	lab_finish
+}
+
 # lab_world_copy FILE: print the path of a world-readable copy of FILE in
 # the guest's own filesystem.  Tests that drop privileges run that copy: the
 # checkout (and its build tree) may live under a private 0700 directory, such
@@ -475,12 +493,15 @@ _lab_delay_connect_rule() {
 	EOF
 }
 
+# _lab_delay_set KIND VALUE [NETDEV=eth0]: record one of NETDEV's netem
+# and nft settings (egress, connect, syn, loss) and apply them all.
+_lab_delay_set() {
+	echo "$2" >"/run/lab-delay.${3:-eth0}.$1" && _lab_delay_apply "${3:-eth0}"
+}
+
 # lab_delay_egress MS [NETDEV]: delay every frame this guest sends by MS ms
 # (netem), to test what a slow or distant peer does.
-lab_delay_egress() {
-	local ms=$1 dev=${2:-eth0}
-	echo "$ms" >"/run/lab-delay.$dev.egress" && _lab_delay_apply "$dev"
-}
+lab_delay_egress() { _lab_delay_set egress "$@"; }
 
 # lab_delay_connect MS [NETDEV]: delay the frames this guest sends by MS ms
 # while their TCP connection is young (its first $lab_connect_frames
@@ -494,10 +515,7 @@ lab_delay_egress() {
 # eighth frame of the connection.  Delaying all its frames (as the lab did
 # first) made every round trip 100 ms longer: latency tests and NFS took
 # minutes more.
-lab_delay_connect() {
-	local ms=$1 dev=${2:-eth0}
-	echo "$ms" >"/run/lab-delay.$dev.connect" && _lab_delay_apply "$dev"
-}
+lab_delay_connect() { _lab_delay_set connect "$@"; }
 
 # lab_delay_connect_frames [DEV]: how many frames lab_delay_connect has
 # delayed on DEV so far (its nft rule's counter).
@@ -517,17 +535,11 @@ lab_delay_connect_frames() {
 # the client's SYN).  Upstream perftest later added a connect retry
 # (retry_rdma_connect) for exactly this.  Use it on every guest that runs a
 # perftest client with -R.  Every connect from the guest pays MS once.
-lab_delay_syn() {
-	local ms=$1 dev=${2:-eth0}
-	echo "$ms" >"/run/lab-delay.$dev.syn" && _lab_delay_apply "$dev"
-}
+lab_delay_syn() { _lab_delay_set syn "$@"; }
 
 # lab_loss_egress PCT [DEV]: drop PCT percent of the frames this guest
 # sends (netem; 0 ends it), so TCP has to retransmit.
-lab_loss_egress() {
-	local pct=$1 dev=${2:-eth0}
-	echo "$pct" >"/run/lab-delay.$dev.loss" && _lab_delay_apply "$dev"
-}
+lab_loss_egress() { _lab_delay_set loss "$@"; }
 
 # lab_tcg_window_start NAME / lab_tcg_window_end NAME: in a run with
 # LAB_TCG_PROFILE=1 (tests/lab/lab), the TCG profiler writes the

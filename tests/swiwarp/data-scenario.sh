@@ -66,18 +66,7 @@ port=7300
 next_port() { port=$((port + 1)); }
 
 load_driver() {
-	local rc
-	if [ "$1" = siw ]; then
-		lab_load_siw
-	else
-		lab_load_swiwarp eth0 swiwarp0
-	fi
-	rc=$?
-	if [ $rc -ne 0 ]; then
-		lab_fail "$mode/load-$1-$me" "loader returned $rc"
-		lab_barrier loaded 600
-		lab_finish
-	fi
+	lab_load_or_finish "$1" "$mode/load-$1-$me"
 	dev=$(lab_rdma_dev)
 }
 

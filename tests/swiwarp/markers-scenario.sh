@@ -28,13 +28,7 @@ port=7300
 next_port() { port=$((port + 1)); }
 note() { echo "$me $(date +%T) $*"; }
 
-if [ "$LAB_ID" = 3 ]; then lab_load_siw; else lab_load_swiwarp eth0 swiwarp0; fi
-rc=$?
-if [ $rc -ne 0 ]; then
-	lab_fail "markers/load-$me" "loader returned $rc"
-	lab_barrier loaded 600
-	lab_finish
-fi
+if [ "$LAB_ID" = 3 ]; then lab_load_or_finish siw "markers/load-$me"; else lab_load_or_finish swiwarp "markers/load-$me"; fi
 dev=$(lab_rdma_dev)
 # perftest -R reconnects to a port its server is still re-opening (see
 # lab_delay_syn in tests/lab/lib.sh): give the server 300 ms.

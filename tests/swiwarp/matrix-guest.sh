@@ -30,14 +30,7 @@ drv_of() { # guest id -> driver name on it
 }
 
 load() {
-	local rc
-	if [ "$(drv_of "$LAB_ID")" = siw ]; then lab_load_siw; else lab_load_swiwarp eth0 swiwarp0; fi
-	rc=$?
-	if [ $rc -ne 0 ]; then
-		lab_fail "matrix/$mode/load-$me" "loader returned $rc"
-		lab_barrier loaded 200
-		lab_finish
-	fi
+	lab_load_or_finish "$(drv_of "$LAB_ID")" "matrix/$mode/load-$me" 200
 	dev=$(lab_rdma_dev)
 }
 

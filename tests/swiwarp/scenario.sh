@@ -21,19 +21,8 @@ work=$LAB_OUT/swiwarp-$mode
 mkdir -p "$work"
 
 load_driver() {
-	local drv=$1 rc
-	if [ "$drv" = siw ]; then
-		lab_load_siw
-	else
-		lab_load_swiwarp eth0 swiwarp0
-	fi
-	rc=$?
-	if [ $rc -ne 0 ]; then
-		lab_fail "$mode/load-$drv-$me" "loader returned $rc"
-		lab_barrier loaded 120
-		lab_finish
-	fi
-	lab_pass "$mode/load-$drv-$me"
+	lab_load_or_finish "$1" "$mode/load-$1-$me" 120
+	lab_pass "$mode/load-$1-$me"
 	dev=$(lab_rdma_dev)
 }
 
