@@ -147,13 +147,14 @@ int run(const std::shared_ptr<Transport> &tr, int nodes, const Gen &g, const std
 		bool ok_part = same(rpart, exp_r) && same(spart, exp_s) && mine.matches == want_mine.matches &&
 		               mine.checksum == want_mine.checksum;
 		char buf[400];
-		std::snprintf(buf, sizeof(buf),
-		              "node %d: R %lld/%zu S %lld/%zu rows, %lld matches (want %lld), %.2f s, %llu msgs %llu B, "
-		              "open %.3f s",
-		              me, static_cast<long long>(mine.r_rows), exp_r.size(),
-		              static_cast<long long>(mine.s_rows), exp_s.size(), static_cast<long long>(mine.matches),
-		              static_cast<long long>(want_mine.matches), secs, static_cast<unsigned long long>(msgs),
-		              static_cast<unsigned long long>(sent_bytes), open_secs);
+		std::snprintf(
+		        buf, sizeof(buf),
+		        "node %d: R %lld/%zu S %lld/%zu rows, %lld matches (want %lld), %.2f s, %llu msgs %llu B, "
+		        "open %.3f s",
+		        me, static_cast<long long>(mine.r_rows), exp_r.size(), static_cast<long long>(mine.s_rows),
+		        exp_s.size(), static_cast<long long>(mine.matches), static_cast<long long>(want_mine.matches),
+		        secs, static_cast<unsigned long long>(msgs), static_cast<unsigned long long>(sent_bytes),
+		        open_secs);
 		flowapp::result(ok_part, tag + ".partition" + std::to_string(me), buf);
 
 		// Global: SUM-reduce the per-node results at node 0 (partial aggregation
