@@ -15,6 +15,9 @@ lab_result() { echo "$*" | tee -a "$LAB_OUT/results"; }
 lab_pass() { lab_result "PASS: ${LAB_RESULT_PREFIX:-}$1"; }
 lab_fail() { LAB_FAILURES=$((LAB_FAILURES + 1)); lab_result "FAIL: ${LAB_RESULT_PREFIX:-}$1${2:+ [$2]}"; }
 lab_skip() { lab_result "SKIP: ${LAB_RESULT_PREFIX:-}$1 ${2:-}"; }
+# lab_verdict NAME WHY: PASS NAME when WHY (what went wrong) is empty,
+# else FAIL NAME [WHY].
+lab_verdict() { if [ -z "$2" ]; then lab_pass "$1"; else lab_fail "$1" "$2"; fi; }
 # lab_check NAME CMD...: run CMD, PASS or FAIL NAME on its exit status.
 lab_check() {
 	local name=$1 rc

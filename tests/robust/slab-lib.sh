@@ -223,5 +223,5 @@ slab_check() {
 		awk 'NR == FNR { b[$1 " " $2] = $3; next }
 			{ k = $1 " " $2; if ($3 != b[k]) print "slab site", k, b[k] + 0, "->", $3; delete b[k] }
 			END { for (k in b) if (b[k]) print "slab site", k, b[k], "-> 0" }' "$before.sites" "$after.sites"
-	if [ -z "$bad" ]; then lab_pass "$name"; else lab_fail "$name" "$bad"; fi
+	lab_verdict "$name" "$bad"
 }

@@ -227,10 +227,10 @@ rping_pair() {
 		rping -c -a "192.0.2.$sid" -C "$count" -S "$size" -v -V -p $port
 	if [ "$LAB_ID" != "$sid" ]; then
 		why=$(check_rping "$work/$tag-c.log" $rc_c "$count" "$size" "ping data: ")
-		if [ -z "$why" ]; then lab_pass "$mode/$tag-client-$me"; else lab_fail "$mode/$tag-client-$me" "$why; $(lab_klog)"; fi
+		lab_verdict "$mode/$tag-client-$me" "${why:+$why; $(lab_klog)}"
 	else
 		why=$(check_rping "$work/$tag-s.log" $rc_s "$count" "$size" "server ping data: ")
-		if [ -z "$why" ]; then lab_pass "$mode/$tag-server-$me"; else lab_fail "$mode/$tag-server-$me" "$why; $(lab_klog)"; fi
+		lab_verdict "$mode/$tag-server-$me" "${why:+$why; $(lab_klog)}"
 	fi
 }
 

@@ -21,7 +21,7 @@
 # must work.
 # shellcheck disable=SC2154  # i, me, work, T: set by netconf-scenario.sh
 bond_why=
-bok() { if [ -z "$2" ]; then lab_pass "netconf/bond-$1"; else lab_fail "netconf/bond-$1" "$2"; fi; }
+bok() { lab_verdict "netconf/bond-$1" "$2"; }
 # active_is NIC SECONDS: wait until bond0's active slave is NIC; prints
 # how long that took (tenths of seconds)
 active_is() {

@@ -41,7 +41,7 @@ nsstep() { # NS-OF-THE-SERVER step-args...: step, the server in NS
 }
 rdev() { rdma dev show "$nsdev" >/dev/null 2>&1; }           # in init_net?
 rdev_in() { ip netns exec "$1" rdma dev show "$nsdev" >/dev/null 2>&1; }
-ok() { if [ -z "$2" ]; then lab_pass "netconf/netns-$1"; else lab_fail "netconf/netns-$1" "$2"; fi; }
+ok() { lab_verdict "netconf/netns-$1" "$2"; }
 
 # ------------------------------------------------------------- setup
 why=

@@ -73,7 +73,7 @@ check_rping() {
 	else
 		why=$(rping_log_why "$log" "$count" "$size" "$prefix")
 	fi
-	if [ -z "$why" ]; then lab_pass "$name"; else lab_fail "$name" "$why"; fi
+	lab_verdict "$name" "$why"
 }
 
 # rping_pair TAG SERVER_ID CLIENT_ID COUNT SIZE [PORT]

@@ -61,7 +61,7 @@ check_rping() {
 			}
 			END { if (!bad && got != n) print "saw " got + 0 " pings, want " n }' "$log")
 	fi
-	if [ -z "$why" ]; then lab_pass "$name"; else lab_fail "$name" "$why"; fi
+	lab_verdict "$name" "$why"
 }
 
 # rping_pair TAG SERVER_ID PORT CLIENT_ID COUNT SIZE: one rping exchange.
