@@ -37,25 +37,27 @@ for (t, n, s), rs in sorted(sh.items()):
 
 node_counts = sorted({x["nodes"] for x in summary["shuffle"]})
 guests = max([r.get("node", 0) + 1 for r in rows] + node_counts + [0])
-fig, ax = plt.subplots(figsize=(7, 4.2))
-for t, style in (("dpi", "-o"), ("tcp", "--s")):
-    for n in node_counts:
-        pts = [(x["tuple"], x["MBps"]) for x in summary["shuffle"]
-               if x["transport"] == t and x["nodes"] == n and x["MBps"]]
-        if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], style,
-                    label=f"{'DPI flow' if t == 'dpi' else 'TCP sockets'}, {n} nodes")
-bw = [(x["tuple"], x["MBps"]) for x in summary["ib_write_bw"] if x.get("MBps")]
-if bw:
-    ax.plot([p[0] for p in bw], [p[1] for p in bw], ":^", color="gray", label="ib_write_bw, 1 stream")
-ax.set_xscale("log", base=2)
-ax.set_xlabel("tuple size / message size (bytes)")
-ax.set_ylabel("MB/s (shuffle: all input bytes / slowest node)")
-ax.set_title(f"Shuffle throughput on {drv} ({guests} TCG guests, one boot)")
-ax.legend(fontsize=8)
-ax.grid(alpha=0.3)
-fig.tight_layout()
-fig.savefig(f"{imgdir}/flows-shuffle-{drv}.png", dpi=110)
+# A run of some parts only (FLOWS_BENCH_PARTS) leaves the others' plots as they are.
+if summary["shuffle"] or summary["ib_write_bw"]:
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for t, style in (("dpi", "-o"), ("tcp", "--s")):
+        for n in node_counts:
+            pts = [(x["tuple"], x["MBps"]) for x in summary["shuffle"]
+                   if x["transport"] == t and x["nodes"] == n and x["MBps"]]
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], style,
+                        label=f"{'DPI flow' if t == 'dpi' else 'TCP sockets'}, {n} nodes")
+    bw = [(x["tuple"], x["MBps"]) for x in summary["ib_write_bw"] if x.get("MBps")]
+    if bw:
+        ax.plot([p[0] for p in bw], [p[1] for p in bw], ":^", color="gray", label="ib_write_bw, 1 stream")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("tuple size / message size (bytes)")
+    ax.set_ylabel("MB/s (shuffle: all input bytes / slowest node)")
+    ax.set_title(f"Shuffle throughput on {drv} ({guests} TCG guests, one boot)")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(f"{imgdir}/flows-shuffle-{drv}.png", dpi=110)
 
 # Join: the slowest rank/node's time per implementation.
 jn = defaultdict(list)
@@ -73,18 +75,19 @@ for (impl, dist), rs in sorted(jn.items()):
                             "secs": max(secs) if len(secs) == len(rs) and secs else None,
                             "open_secs_max": max(opens) if opens else None,
                             "ok": all(x.get("ok", False) for x in rs)})
-fig, ax = plt.subplots(figsize=(7, 4))
-impls = sorted({j["impl"] for j in summary["join"]})
-for i, dist in enumerate(("uniform", "zipf")):
-    vals = [next((j["secs"] or 0 for j in summary["join"] if j["impl"] == im and j["dist"] == dist), 0)
-            for im in impls]
-    ax.bar([k + i * 0.4 for k in range(len(impls))], vals, 0.4, label=dist)
-ax.set_xticks([k + 0.2 for k in range(len(impls))], impls, fontsize=8)
-ax.set_ylabel("seconds (slowest node)")
-ax.set_title(f"Distributed join, {guests} nodes on {drv}")
-ax.legend()
-fig.tight_layout()
-fig.savefig(f"{imgdir}/flows-join-{drv}.png", dpi=110)
+if summary["join"]:
+    fig, ax = plt.subplots(figsize=(7, 4))
+    impls = sorted({j["impl"] for j in summary["join"]})
+    for i, dist in enumerate(("uniform", "zipf")):
+        vals = [next((j["secs"] or 0 for j in summary["join"] if j["impl"] == im and j["dist"] == dist), 0)
+                for im in impls]
+        ax.bar([k + i * 0.4 for k in range(len(impls))], vals, 0.4, label=dist)
+    ax.set_xticks([k + 0.2 for k in range(len(impls))], impls, fontsize=8)
+    ax.set_ylabel("seconds (slowest node)")
+    ax.set_title(f"Distributed join, {guests} nodes on {drv}")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(f"{imgdir}/flows-join-{drv}.png", dpi=110)
 
 # Streaming aggregation.
 st = [r for r in rows if r.get("kind") == "stream"]
