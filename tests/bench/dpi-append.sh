@@ -121,7 +121,7 @@ def analyse(rundir, drv, out_json, out_md, out_png):
                 s[key] = round(a / b, 3) if a and b else None
             summary.append(s)
     doc = {"driver": drv,
-           "method": "4 QEMU TCG guests (1 vCPU each) on one host; guest 1 owns the buffer / runs the "
+           "method": "4 QEMU TCG guests (the lab default of 2 vCPUs each; 1 before session 38) on one host; guest 1 owns the buffer / runs the "
                      "ib_write_bw servers, guests 2..k+1 append / run ib_write_bw -R clients concurrently. "
                      "host_*: host wall clock from the first start stamp to the last end stamp (9p mtimes), "
                      "process start and connection setup included for both kinds. guest_*: each tool's own "
@@ -211,7 +211,7 @@ for drv in ${DPI_BENCH_DRIVERS:-siw swiwarp}; do
 			[ -n "${!v:-}" ] && env_args+="$v='${!v}' "
 		done
 		echo "== dpi-append on $drv (lab run, 4 guests; log $out.log)"
-		BUILD=$build tests/lab/lab run -n 4 --smp 1 --name "dpi-bench-$name" --out "$out" --quiet \
+		BUILD=$build tests/lab/lab run -n 4 --name "dpi-bench-$name" --out "$out" --quiet \
 			--timeout "${DPI_BENCH_TIMEOUT:-3600}" -- "$env_args tests/bench/dpi-append-guest.sh $drv" \
 			>"$out.log" 2>&1 || { echo "== dpi-append on $drv: lab run failed (see $out.log)"; rc=1; }
 	fi
