@@ -82,10 +82,11 @@ for dist in ${dists-uniform zipf}; do
 	[ $dist = zipf ] && rows=$zrows
 	timeout 300 "$bin/flows-join" --spec "$(spec $port "$n")" --id $me --nodes "$n" --rows "$rows" --dist $dist \
 		--warmup 1 --prefix "bj$port" --name "bench.join-$dist" >"$LAB_OUT/join.$dist" 2>&1
-	secs=$(sed -n 's/^# bench.join-[a-z]*.partition[0-9]*: .* \([0-9.]*\) s, .*/\1/p' "$LAB_OUT/join.$dist")
-	open_secs=$(sed -n 's/^# bench.join-[a-z]*.partition[0-9]*: .*, open \([0-9.]*\) s$/\1/p' "$LAB_OUT/join.$dist")
+	secs=$(sed -n 's/^# bench.join-[a-z]*.partition[0-9]*: .*(want [0-9]*), \([0-9.]*\) s, .*/\1/p' "$LAB_OUT/join.$dist")
+	open_secs=$(sed -n 's/^# bench.join-[a-z]*.partition[0-9]*: .*, open \([0-9.]*\) s, .*/\1/p' "$LAB_OUT/join.$dist")
+	xsecs=$(sed -n 's/^# bench.join-[a-z]*.partition[0-9]*: .*, exchange \([0-9.]*\) s$/\1/p' "$LAB_OUT/join.$dist")
 	ok=$(grep -c '^PASS: bench.join-[a-z]*.partition' "$LAB_OUT/join.$dist")
-	echo "{\"kind\":\"join\",\"impl\":\"flows-$drv\",\"dist\":\"$dist\",\"rows\":$rows,\"node\":$me,\"secs\":${secs:-null},\"open_secs\":${open_secs:-null},\"ok\":$([ "$ok" = 1 ] && echo true || echo false)}" >>"$out"
+	echo "{\"kind\":\"join\",\"impl\":\"flows-$drv\",\"dist\":\"$dist\",\"rows\":$rows,\"node\":$me,\"secs\":${secs:-null},\"open_secs\":${open_secs:-null},\"exchange_secs\":${xsecs:-null},\"ok\":$([ "$ok" = 1 ] && echo true || echo false)}" >>"$out"
 	lab_barrier "bj$port" 400
 	port=$((port + 10))
 	# TCP shuffle of the join's bytes: 2 tables x rows x 16 B over n nodes.
@@ -113,9 +114,10 @@ for dist in ${dists-uniform zipf}; do
 				>"$LAB_OUT/$impl.$dist" 2>&1
 			echo "mpirun exit $?" >>"$LAB_OUT/$impl.$dist"
 			for r in $(seq 0 $((n - 1))); do
-				secs=$(sed -n "s/^# bench.$impl-join-$dist.partition$r: .*, \([0-9.]*\) s$/\1/p" "$LAB_OUT/$impl.$dist")
+				secs=$(sed -n "s/^# bench.$impl-join-$dist.partition$r: .* matches, \([0-9.]*\) s, .*/\1/p" "$LAB_OUT/$impl.$dist")
+				xsecs=$(sed -n "s/^# bench.$impl-join-$dist.partition$r: .*, exchange \([0-9.]*\) s$/\1/p" "$LAB_OUT/$impl.$dist")
 				ok=$(grep -c "^PASS: bench.$impl-join-$dist$" "$LAB_OUT/$impl.$dist")
-				echo "{\"kind\":\"join\",\"impl\":\"$impl\",\"dist\":\"$dist\",\"rows\":$rows,\"node\":$r,\"secs\":${secs:-null},\"ok\":$([ "$ok" = 1 ] && echo true || echo false)}" >>"$out"
+				echo "{\"kind\":\"join\",\"impl\":\"$impl\",\"dist\":\"$dist\",\"rows\":$rows,\"node\":$r,\"secs\":${secs:-null},\"exchange_secs\":${xsecs:-null},\"ok\":$([ "$ok" = 1 ] && echo true || echo false)}" >>"$out"
 			done
 		done
 	fi

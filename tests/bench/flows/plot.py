@@ -71,9 +71,12 @@ for (impl, dist), rs in sorted(jn.items()):
     # flows time their sources' and targets' open apart (open_secs): the
     # wait for the peers' buffers, outside the timed join like MPI's barrier
     opens = [x["open_secs"] for x in rs if x.get("open_secs") is not None]
+    # the exchange alone (all rows received), before the local hash join
+    xs = [x["exchange_secs"] for x in rs if x.get("exchange_secs") is not None]
     summary["join"].append({"impl": impl, "dist": dist, "nodes": len(rs),
                             "secs": max(secs) if len(secs) == len(rs) and secs else None,
                             "open_secs_max": max(opens) if opens else None,
+                            "exchange_secs_max": max(xs) if xs else None,
                             "ok": all(x.get("ok", False) for x in rs)})
 if summary["join"]:
     fig, ax = plt.subplots(figsize=(7, 4))

@@ -63,12 +63,13 @@ int main(int argc, char **argv)
 	auto t0 = std::chrono::steady_clock::now();
 	auto rpart = shuffle(rshare, nodes);
 	auto spart = shuffle(sshare, nodes);
+	double exchange_secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 	JoinResult mine = hash_join(rpart, spart);
 	double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 	int64_t v[4] = {mine.matches, mine.checksum, mine.r_rows, mine.s_rows}, sum[4] = {};
 	MPI_Reduce(v, sum, 4, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-	std::printf("# %s.partition%d: rank %d: %lld matches, %.4f s\n", tag.c_str(), me, me,
-	            static_cast<long long>(mine.matches), secs);
+	std::printf("# %s.partition%d: rank %d: %lld matches, %.4f s, exchange %.4f s\n", tag.c_str(), me, me,
+	            static_cast<long long>(mine.matches), secs, exchange_secs);
 	int rc = 0;
 	if (me == 0) {
 		std::vector<Row> all_r, all_s;
