@@ -57,8 +57,9 @@ std::vector<Row> collect(Target &t)
 }
 } // namespace
 
-// Every node sends one tuple to every node, so the whole mesh of connections
-// is set up before the timed part (for benchmarks).
+// Every node sends one tuple to every node and waits for one from every
+// node: the whole mesh of connections is set up, and every node has got
+// this far, before the timed part (for benchmarks).
 void warm_up(const std::shared_ptr<Transport> &tr, int nodes, const std::string &p)
 {
 	FlowSpec f = shuffle_spec(p + "W", nodes);
@@ -82,13 +83,14 @@ int run(const std::shared_ptr<Transport> &tr, int nodes, const Gen &g, const std
 	try {
 		auto rs = shuffle_spec(p + "R", nodes);
 		auto ss = shuffle_spec(p + "S", nodes);
-		if (warmup)
-			warm_up(tr, nodes, p);
 		// Opening is timed apart from the join: a source's open waits until
-		// every peer has created its target buffer (a lookup retried every
-		// 50 ms), which measures the peers' start skew, not the flow;
-		// mpi_join likewise starts its clock after an MPI_Barrier.
-		// This node's rows exist before the clock starts, as in mpi_join.
+		// every peer has created its target buffer, which measures the
+		// peers' start skew, not the flow.  mpi_join starts its clock
+		// after an MPI_Barrier; the warm-up, after the opens, is ours (no
+		// node gets past it before every node has opened its flows), so a
+		// node that opened early does not count its wait for the others
+		// as exchange.  This node's rows exist before the clock starts,
+		// as in mpi_join.
 		auto rshare = g.share(0, me, nodes);
 		auto sshare = g.share(1, me, nodes);
 		auto t_open = std::chrono::steady_clock::now();
@@ -96,8 +98,10 @@ int run(const std::shared_ptr<Transport> &tr, int nodes, const Gen &g, const std
 		auto tr_s = flowapp::retry([&] { return Target::open(tr, ss, static_cast<size_t>(me)); });
 		auto src_r = flowapp::retry([&] { return Source::open(tr, rs, static_cast<uint32_t>(me)); });
 		auto src_s = flowapp::retry([&] { return Source::open(tr, ss, static_cast<uint32_t>(me)); });
+		double open_secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_open).count();
+		if (warmup)
+			warm_up(tr, nodes, p);
 		auto t0 = std::chrono::steady_clock::now();
-		double open_secs = std::chrono::duration<double>(t0 - t_open).count();
 		std::vector<Row> rpart, spart;
 		flowapp::Worker cr(tag, me, [&] { rpart = collect(*tr_r); });
 		flowapp::Worker cs(tag, me, [&] { spart = collect(*tr_s); });
