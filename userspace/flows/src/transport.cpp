@@ -3,7 +3,6 @@
 #include <dpi/dpi.hpp>
 #include <dpi/flow.hpp>
 
-#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <set>
@@ -308,18 +307,15 @@ public:
 	{
 		if (owner == node_->id())
 			return local_->sink(name, owner);
-		// The owner may not have created the buffer yet (nodes start at
-		// slightly different times): retry with a backoff from 1 ms to
-		// 50 ms, so a peer a moment late costs a moment, not a fixed nap.
 		auto deadline = Clock::now() + find_wait;
-		for (Millis nap{1};; nap = std::min(nap * 2, Millis(50))) {
+		for (;;) {
 			try {
 				return std::make_unique<DpiSink>(node_->appender(name), c_);
 			} catch (const Error &e) {
 				if (e.code() != Errc::unknown_buffer || Clock::now() > deadline)
 					throw;
 			}
-			std::this_thread::sleep_for(nap);
+			std::this_thread::sleep_for(Millis(50));
 		}
 	}
 	std::unique_ptr<Inbox> inbox(const std::string &name) override
