@@ -160,11 +160,36 @@ private:
 	std::thread thread_;
 };
 
-// A one-tuple broadcast from node `from` to every node: a barrier made of a
-// flow, so nobody shuts its DPI node down while others still need it.
+// A barrier made of two flows, so nobody shuts its DPI node down while
+// others still need it: every node sends one tuple to node `from` (which
+// waits for all of them), then `from` sends one tuple to every node.  The
+// gather matters: a source's open creates its targets' buffers itself, so
+// a broadcast alone let `from` finish at once and leave while a slower
+// node was still at work with it.
 inline void flow_barrier(const std::shared_ptr<dpi::flow::Transport> &tr, const std::string &name, int nodes, int from)
 {
 	using namespace dpi::flow;
+	const int me = tr->node_id();
+	uint64_t one = 1;
+	FlowSpec in;
+	in.name = name + ".in";
+	in.targets.push_back(from);
+	in.sources = static_cast<uint32_t>(nodes);
+	in.dist = Dist::broadcast();
+	in.hint = Hint::latency;
+	in.tolerate_target_loss = true;
+	std::unique_ptr<Target> gather;
+	if (me == from)
+		gather = retry([&] { return Target::open(tr, in, 0); });
+	{
+		auto src = retry([&] { return Source::open(tr, in, static_cast<uint32_t>(me)); });
+		src->push({reinterpret_cast<const std::byte *>(&one), sizeof(one)});
+		src->close();
+	}
+	if (gather) {
+		for ([[maybe_unused]] const Delivered &d : *gather) {
+		}
+	}
 	FlowSpec s;
 	s.name = name;
 	for (int i = 0; i < nodes; i++)
@@ -175,10 +200,9 @@ inline void flow_barrier(const std::shared_ptr<dpi::flow::Transport> &tr, const 
 	// A peer may leave as soon as it saw the end of this flow, before the
 	// sender's last flush/close round trip completes: that is not an error.
 	s.tolerate_target_loss = true;
-	auto t = retry([&] { return Target::open(tr, s, static_cast<size_t>(tr->node_id())); });
-	if (tr->node_id() == from) {
+	auto t = retry([&] { return Target::open(tr, s, static_cast<size_t>(me)); });
+	if (me == from) {
 		auto src = retry([&] { return Source::open(tr, s, 0); });
-		uint64_t one = 1;
 		src->push({reinterpret_cast<const std::byte *>(&one), sizeof(one)});
 		src->close();
 	}
