@@ -296,10 +296,9 @@ int main(int argc, char **argv)
 			auto node = flowapp::start_node(args);
 			auto tr = dpi_transport(node);
 			r = run_dpi(tr, j, opt(args, "prefix", "sh"));
-			// Keep node 0 (the buffer directory) up until everyone is done.  Node 0
-			// can finish this barrier before a slow peer opened its target; that
-			// peer then finds node 0 gone, which is harmless here: the shuffle
-			// itself is over.
+			// Keep node 0 (the buffer directory) up until everyone is done (the
+			// barrier gathers at node 0 first).  An error here comes after the
+			// shuffle itself is over and checked, so it is only reported.
 			try {
 				flowapp::flow_barrier(
 				        tr, opt(args, "prefix", "sh") + "-t" + std::to_string(j.tsize) + "-done",
