@@ -170,44 +170,44 @@ inline void flow_barrier(const std::shared_ptr<dpi::flow::Transport> &tr, const 
 {
 	using namespace dpi::flow;
 	const int me = tr->node_id();
-	uint64_t one = 1;
-	FlowSpec in;
-	in.name = name + ".in";
-	in.targets.push_back(from);
-	in.sources = static_cast<uint32_t>(nodes);
-	in.dist = Dist::broadcast();
-	in.hint = Hint::latency;
-	in.tolerate_target_loss = true;
+	// A one-tuple broadcast flow.  A peer may leave as soon as it saw the
+	// end of one, before the sender's last flush/close round trip
+	// completes: that is not an error.
+	auto flow = [](const std::string &n, std::vector<int> targets, uint32_t sources) {
+		FlowSpec f;
+		f.name = n;
+		f.targets = std::move(targets);
+		f.sources = sources;
+		f.dist = Dist::broadcast();
+		f.hint = Hint::latency;
+		f.tolerate_target_loss = true;
+		return f;
+	};
+	auto send_one = [&](const FlowSpec &f, uint32_t id) {
+		auto src = retry([&] { return Source::open(tr, f, id); });
+		uint64_t one = 1;
+		src->push({reinterpret_cast<const std::byte *>(&one), sizeof(one)});
+		src->close();
+	};
+	auto drain = [](Target &t) {
+		for ([[maybe_unused]] const Delivered &d : t) {
+		}
+	};
+	FlowSpec in = flow(name + ".in", {from}, static_cast<uint32_t>(nodes));
 	std::unique_ptr<Target> gather;
 	if (me == from)
 		gather = retry([&] { return Target::open(tr, in, 0); });
-	{
-		auto src = retry([&] { return Source::open(tr, in, static_cast<uint32_t>(me)); });
-		src->push({reinterpret_cast<const std::byte *>(&one), sizeof(one)});
-		src->close();
-	}
-	if (gather) {
-		for ([[maybe_unused]] const Delivered &d : *gather) {
-		}
-	}
-	FlowSpec s;
-	s.name = name;
+	send_one(in, static_cast<uint32_t>(me));
+	if (gather)
+		drain(*gather);
+	std::vector<int> all(static_cast<size_t>(nodes));
 	for (int i = 0; i < nodes; i++)
-		s.targets.push_back(i);
-	s.sources = 1;
-	s.dist = Dist::broadcast();
-	s.hint = Hint::latency;
-	// A peer may leave as soon as it saw the end of this flow, before the
-	// sender's last flush/close round trip completes: that is not an error.
-	s.tolerate_target_loss = true;
-	auto t = retry([&] { return Target::open(tr, s, static_cast<size_t>(me)); });
-	if (me == from) {
-		auto src = retry([&] { return Source::open(tr, s, 0); });
-		src->push({reinterpret_cast<const std::byte *>(&one), sizeof(one)});
-		src->close();
-	}
-	for ([[maybe_unused]] const Delivered &d : *t) {
-	}
+		all[static_cast<size_t>(i)] = i;
+	FlowSpec out = flow(name, std::move(all), 1);
+	auto release = retry([&] { return Target::open(tr, out, static_cast<size_t>(me)); });
+	if (me == from)
+		send_one(out, 0);
+	drain(*release);
 }
 
 // --local 1: every node is a thread of this process on the in-process
