@@ -296,6 +296,7 @@ if { want mpi || want mpi-all || want pmix || want slurm; } && [ "$drv" = swiwar
 			mpi_app "mpi-pingpong$p" "$first" flows-mpi-pingpong --max 262144 --iters 3
 			mpi_app "mpi-alltoall$p" "$first" flows-mpi-alltoall --max 32768 --rounds 1
 			mpi_app "mpi-join$p" "$first" flows-mpi-join --rows "$rows" --dist uniform
+			mpi_app "mpi-shuffle$p" "$first" flows-mpi-shuffle --tuple-size 64 --mb 1
 		done
 		mpi_rsh_stop
 	else

@@ -53,7 +53,32 @@ for s in ${sizes_bw-$sizes 65536}; do
 	fi
 done
 
-# 2. Shuffle: DPI flow vs plain TCP, by tuple size and node count (2 and n).
+# Open MPI for the MPI shuffle and join: guests 2..N serve its rsh agent
+# (rsh.sh) until guest 1 stops them.
+source "$LAB_TOP/tests/flows/mpi-lib.sh"
+[ "$LAB_ID" != 1 ] && mpi_rsh_serve &
+# The MPI implementations to compare: Open MPI's TCP BTL, and on swiwarp
+# also the ofi MTL (Documentation/mpi.md).  Both with the linear barrier
+# (the workaround MPI on swiwarp needs with 3 ranks), so the two differ only
+# in the transport; the barrier is outside the timed part.
+mpi_impls="mpi-tcp"
+[ "$drv" = swiwarp ] && mpi_impls+=" mpi-swiwarp"
+[ -x "$bin/flows-mpi-join" ] || mpi_impls=""
+mpi_job() { # IMPL NODES LOG PROGRAM ARGS...: one mpirun from guest 1
+	local impl=$1 np=$2 log=$3 mca
+	shift 3
+	if [ "$impl" = mpi-tcp ]; then
+		mca=(--mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include 192.0.2.0/24)
+	else
+		mca=("${MPI_SWIWARP[@]}")
+	fi
+	mca+=("${MPI_LINEAR_BARRIER[@]}")
+	timeout 300 mpirun "${MPI_LAUNCH[@]}" "${mca[@]}" -np "$np" --host "$(mpi_hosts "$np")" "$@" >"$log" 2>&1
+	echo "mpirun exit $?" >>"$log"
+}
+
+# 2. Shuffle: DPI flow vs plain TCP, by tuple size and node count (2 and
+#    n), and on n nodes MPI_Alltoallv of the same tuples (flows-mpi-shuffle).
 want shuffle || nodes_sh=
 for nodes in ${nodes_sh-$(printf '%s\n' 2 "$n" | sort -un)}; do
 	for s in $sizes; do
@@ -67,14 +92,19 @@ for nodes in ${nodes_sh-$(printf '%s\n' 2 "$n" | sort -un)}; do
 			fi
 			lab_barrier "sh$port" 400
 		done
+		[ "$nodes" = "$n" ] && [ "$LAB_ID" = 1 ] && [ -x "$bin/flows-mpi-shuffle" ] &&
+			for impl in $mpi_impls; do
+				log=$LAB_OUT/shuffle.$nodes.$s.$impl
+				mpi_job "$impl" "$nodes" "$log" "$bin/flows-mpi-shuffle" --tuple-size "$s" --mb "$mb" --label "$impl"
+				grep '^{"transport"' "$log" >>"$out"
+			done
+		port=$((port + 10))
+		lab_barrier "shm$port" 400
 	done
 done
 
-# 3. The join: DPI flows vs MPI (Open MPI, TCP BTL) vs the TCP shuffle of the
-#    same bytes (rows x 16 B x 2 tables), uniform and Zipf keys, on all n nodes.
-source "$LAB_TOP/tests/flows/mpi-lib.sh"
-# Guests 2..N serve Open MPI's rsh agent (rsh.sh) until guest 1 stops them.
-[ "$LAB_ID" != 1 ] && mpi_rsh_serve &
+# 3. The join: DPI flows vs MPI vs the TCP shuffle of the same bytes
+#    (rows x 16 B x 2 tables), uniform and Zipf keys, on all n nodes.
 want join || dists=
 for dist in ${dists-uniform zipf}; do
 	port=$((port + 10))
@@ -95,24 +125,9 @@ for dist in ${dists-uniform zipf}; do
 		sed "s/^{/{\"kind\":\"join-tcp-shuffle\",\"dist\":\"$dist\",/" >>"$out"
 	lab_barrier "bt$port" 400
 	if [ "$LAB_ID" = 1 ]; then
-		# MPI_Alltoallv over Open MPI's TCP BTL, and on swiwarp through the
-		# ofi MTL (Documentation/mpi.md) when swiwarp is the driver.
-		impls="mpi-tcp"
-		[ "$drv" = swiwarp ] && impls+=" mpi-swiwarp"
-		for impl in $impls; do
-			# Both with the linear barrier (the workaround MPI on swiwarp needs
-			# with 3 ranks), so the two differ only in the transport; the
-			# barrier is outside the timed part.
-			if [ $impl = mpi-tcp ]; then
-				mca=(--mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include 192.0.2.0/24)
-			else
-				mca=("${MPI_SWIWARP[@]}")
-			fi
-			mca+=("${MPI_LINEAR_BARRIER[@]}")
-			timeout 300 mpirun "${MPI_LAUNCH[@]}" "${mca[@]}" -np "$n" --host "$(mpi_hosts "$n")" \
-				"$bin/flows-mpi-join" --rows "$rows" --dist $dist --name "bench.$impl-join-$dist" \
-				>"$LAB_OUT/$impl.$dist" 2>&1
-			echo "mpirun exit $?" >>"$LAB_OUT/$impl.$dist"
+		for impl in $mpi_impls; do
+			mpi_job "$impl" "$n" "$LAB_OUT/$impl.$dist" \
+				"$bin/flows-mpi-join" --rows "$rows" --dist $dist --name "bench.$impl-join-$dist"
 			for r in $(seq 0 $((n - 1))); do
 				secs=$(sed -n "s/^# bench.$impl-join-$dist.partition$r: .* matches, \([0-9.]*\) s, .*/\1/p" "$LAB_OUT/$impl.$dist")
 				xsecs=$(sed -n "s/^# bench.$impl-join-$dist.partition$r: .*, exchange \([0-9.]*\) s$/\1/p" "$LAB_OUT/$impl.$dist")

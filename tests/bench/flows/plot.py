@@ -40,13 +40,15 @@ guests = max([r.get("node", 0) + 1 for r in rows] + node_counts + [0])
 # A run of some parts only (FLOWS_BENCH_PARTS) leaves the others' plots as they are.
 if summary["shuffle"] or summary["ib_write_bw"]:
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    for t, style in (("dpi", "-o"), ("tcp", "--s")):
+    names = {"dpi": ("DPI flow", "-o"), "tcp": ("TCP sockets", "--s"),
+             "mpi-swiwarp": ("MPI_Alltoallv on swiwarp", "-.D"), "mpi-tcp": ("MPI_Alltoallv over TCP", ":v")}
+    for t in sorted({x["transport"] for x in summary["shuffle"]}, key=lambda t: (t not in names, t)):
+        label, style = names.get(t, (t, "-x"))
         for n in node_counts:
             pts = [(x["tuple"], x["MBps"]) for x in summary["shuffle"]
                    if x["transport"] == t and x["nodes"] == n and x["MBps"]]
             if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], style,
-                        label=f"{'DPI flow' if t == 'dpi' else 'TCP sockets'}, {n} nodes")
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=f"{label}, {n} nodes")
     bw = [(x["tuple"], x["MBps"]) for x in summary["ib_write_bw"] if x.get("MBps")]
     if bw:
         ax.plot([p[0] for p in bw], [p[1] for p in bw], ":^", color="gray", label="ib_write_bw, 1 stream")

@@ -15,6 +15,7 @@
 //   flows-shuffle --spec FILE --id I --nodes N [--tuple-size 64] [--mb 16]
 //                 [--bytes B (instead of --mb)] [--transport dpi|tcp] [--tcp-port 7700] [--prefix sh]
 #include "common.hpp"
+#include "shuffle_common.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -32,54 +33,10 @@ using namespace dpi::flow;
 using flowapp::num;
 using flowapp::opt;
 using Clock = std::chrono::steady_clock;
+using namespace shuffleapp;
 
 namespace
 {
-struct Job {
-	int me = 0;
-	int nodes = 1;
-	size_t tsize = 64;
-	uint64_t tuples = 0; // per source
-};
-
-// Tuple i of node n: key = mix64(seed), then filler bytes.
-void make_tuple(const Job &j, int node, uint64_t i, std::vector<std::byte> &t)
-{
-	uint64_t key = mix64((static_cast<uint64_t>(node) << 40) ^ i);
-	std::memcpy(t.data(), &key, 8);
-	for (size_t o = 8; o < t.size(); o++)
-		t[o] = static_cast<std::byte>(key >> (o % 8 * 8));
-	(void)j;
-}
-
-int dest_of(uint64_t key, int nodes)
-{
-	return static_cast<int>(mix64(key) % static_cast<uint64_t>(nodes));
-}
-
-// What node `me` must receive: count and XOR/sum of keys.
-std::pair<uint64_t, uint64_t> expected(const Job &j)
-{
-	std::vector<std::byte> t(j.tsize);
-	uint64_t n = 0, sum = 0;
-	for (int s = 0; s < j.nodes; s++)
-		for (uint64_t i = 0; i < j.tuples; i++) {
-			make_tuple(j, s, i, t);
-			uint64_t k = 0;
-			std::memcpy(&k, t.data(), 8);
-			if (dest_of(k, j.nodes) == j.me) {
-				n++;
-				sum += k;
-			}
-		}
-	return {n, sum};
-}
-
-struct Result {
-	uint64_t sent_bytes = 0, recv_bytes = 0, recv_tuples = 0, keysum = 0;
-	double secs = 0;
-};
-
 Result run_dpi(const std::shared_ptr<Transport> &tr, const Job &j, const std::string &prefix)
 {
 	FlowSpec f;
@@ -100,16 +57,14 @@ Result run_dpi(const std::shared_ptr<Transport> &tr, const Job &j, const std::st
 	auto t0 = Clock::now();
 	std::thread rx([&] {
 		for (const Delivered &d : *tgt) {
-			uint64_t k = 0;
-			std::memcpy(&k, d.data.data(), 8);
-			r.keysum += k;
+			r.keysum += key_of(d.data.data());
 			r.recv_tuples++;
 			r.recv_bytes += d.data.size();
 		}
 	});
 	std::vector<std::byte> t(j.tsize);
 	for (uint64_t i = 0; i < j.tuples; i++) {
-		make_tuple(j, j.me, i, t);
+		make_tuple(j.me, i, t);
 		src->push(t);
 	}
 	src->close();
@@ -202,9 +157,7 @@ Result run_tcp(const std::vector<std::string> &ips, const Job &j, int port)
 				have += static_cast<size_t>(got);
 				size_t o = 0;
 				for (; o + j.tsize <= have; o += j.tsize) {
-					uint64_t k = 0;
-					std::memcpy(&k, buf.data() + o, 8);
-					s += k;
+					s += key_of(buf.data() + o);
 					n++;
 					b += j.tsize;
 				}
@@ -219,9 +172,8 @@ Result run_tcp(const std::vector<std::string> &ips, const Job &j, int port)
 	std::vector<std::byte> t(j.tsize);
 	uint64_t local_n = 0, local_s = 0;
 	for (uint64_t i = 0; i < j.tuples; i++) {
-		make_tuple(j, j.me, i, t);
-		uint64_t k = 0;
-		std::memcpy(&k, t.data(), 8);
+		make_tuple(j.me, i, t);
+		uint64_t k = key_of(t.data());
 		int d = dest_of(k, j.nodes);
 		if (d == j.me) {
 			local_n++;
@@ -276,17 +228,11 @@ std::vector<std::string> spec_ips(const std::string &file)
 int main(int argc, char **argv)
 {
 	auto args = flowapp::parse_args(argc, argv);
-	Job j;
-	j.me = static_cast<int>(num(args, "id", 0));
-	j.nodes = static_cast<int>(num(args, "nodes", 2));
-	j.tsize = static_cast<size_t>(num(args, "tuple-size", 64));
-	if (j.tsize < 8) {
+	Job j = job_from(args, static_cast<int>(num(args, "id", 0)), static_cast<int>(num(args, "nodes", 2)));
+	if (j.tsize == 0) {
 		std::fprintf(stderr, "--tuple-size must be >= 8\n");
 		return 2;
 	}
-	j.tuples = static_cast<uint64_t>(num(args, "mb", 16)) * (1U << 20) / j.tsize;
-	if (args.contains("bytes"))
-		j.tuples = static_cast<uint64_t>(num(args, "bytes", 0)) / j.tsize;
 	std::string transport = opt(args, "transport", "dpi");
 	try {
 		Result r;
@@ -308,15 +254,7 @@ int main(int argc, char **argv)
 			}
 			node->shutdown();
 		}
-		auto [wn, ws] = expected(j);
-		bool ok = r.recv_tuples == wn && r.keysum == ws;
-		std::printf("{\"transport\":\"%s\",\"nodes\":%d,\"tuple\":%zu,\"node\":%d,\"sent_bytes\":%llu,"
-		            "\"recv_bytes\":%llu,\"recv_tuples\":%llu,\"want_tuples\":%llu,\"secs\":%.4f,\"ok\":%s}\n",
-		            transport.c_str(), j.nodes, j.tsize, j.me, static_cast<unsigned long long>(r.sent_bytes),
-		            static_cast<unsigned long long>(r.recv_bytes),
-		            static_cast<unsigned long long>(r.recv_tuples), static_cast<unsigned long long>(wn), r.secs,
-		            ok ? "true" : "false");
-		return ok ? 0 : 1;
+		return report(transport, j, r) ? 0 : 1;
 	} catch (const std::exception &e) {
 		std::fprintf(stderr, "flows-shuffle: %s\n", e.what());
 		return 1;
