@@ -6,7 +6,9 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <exception>
 #include <set>
+#include <system_error>
 #include <thread>
 
 namespace dpi::flow
@@ -48,6 +50,19 @@ void check_spec(FlowSpec &spec)
 // Builds header + codec'd payload.
 Bytes make_message(const FlowSpec &spec, MsgHeader h, View payload, FlowStats &st)
 {
+	if (spec.codecs.empty()) { // header and payload straight into the message: one copy
+		if (payload.size() > UINT32_MAX)
+			throw Error(Errc::too_large, "flow message too large");
+		h.payload = static_cast<uint32_t>(payload.size());
+		Bytes msg(MsgHeader::size + payload.size());
+		h.encode(msg.data());
+		if (!payload.empty())
+			std::memcpy(msg.data() + MsgHeader::size, payload.data(), payload.size());
+		st.raw_bytes += payload.size();
+		st.payload_bytes += payload.size();
+		st.messages++;
+		return msg;
+	}
 	std::byte hb[MsgHeader::size];
 	h.payload = 0;
 	h.encode(hb);
@@ -169,13 +184,7 @@ public:
 			guarded(i, [&] { sinks_[i]->send(m); });
 		}
 		closed_ = true;
-		for (size_t i = 0; i < sinks_.size(); i++) {
-			guarded(i, [&] {
-				sinks_[i]->flush();
-				sinks_[i]->close();
-			});
-			st_.flushes++;
-		}
+		close_sinks();
 	}
 
 	[[nodiscard]] uint64_t acked() const override
@@ -239,6 +248,43 @@ private:
 
 	// Runs a sink operation; with tolerate_target_loss a broken target is
 	// dropped (once) instead of failing the source.
+	// A sink's close is a round trip to its target (it returns once the
+	// target has taken everything sent before it).  One target after the
+	// other, those add up with the number of targets and made up most of a
+	// small exchange (Documentation/benchmarks-flows.md); side by side they
+	// cost about one.  Errors are judged afterwards, one target at a time,
+	// as guarded() judges them.
+	void close_sinks()
+	{
+		std::vector<std::exception_ptr> err(sinks_.size());
+		auto close_one = [&](size_t i) {
+			try {
+				sinks_[i]->close();
+			} catch (...) {
+				err[i] = std::current_exception();
+			}
+		};
+		std::vector<std::thread> side;
+		for (size_t i = 1; i < sinks_.size(); i++) {
+			if (dead_[i])
+				continue;
+			try {
+				side.emplace_back(close_one, i);
+			} catch (const std::system_error &) { // no thread to be had: close it here
+				close_one(i);
+			}
+		}
+		if (!sinks_.empty() && !dead_[0])
+			close_one(0);
+		for (auto &t : side)
+			t.join();
+		for (size_t i = 0; i < sinks_.size(); i++) {
+			st_.flushes++;
+			if (err[i])
+				guarded(i, [&] { std::rethrow_exception(err[i]); });
+		}
+	}
+
 	template <class F> void guarded(size_t d, F f)
 	{
 		if (dead_[d])

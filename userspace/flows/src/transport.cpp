@@ -118,6 +118,8 @@ public:
 		closed_ = true;
 		std::lock_guard<std::mutex> g(ch_->mu);
 		ch_->open_sinks.erase(id_);
+		if (ch_->dead) // what flush() would have said
+			throw Error(Errc::connection_lost, "flow channel owner is gone");
 	}
 
 private:

@@ -254,6 +254,8 @@ public:
 	virtual ~Sink() = default;
 	virtual void send(View msg) = 0; // blocks while the channel is full
 	virtual void flush() = 0;
+	// Flushes, then ends the channel.  A flow's close calls only this, for
+	// all its targets at once (one thread per sink).
 	virtual void close() = 0;
 };
 
