@@ -9,7 +9,11 @@
 #     ofi MTL: impl mpi-swiwarp) vs a TCP shuffle of the same bytes, uniform
 #     and Zipf keys;
 #   - streaming aggregation: eager partial aggregation + lazy merge vs
-#     re-partitioning.
+#     re-partitioning;
+#   - before the guests boot, natively on the host: what a flow costs per
+#     tuple over an in-process transport against a bare copy (flows-overhead;
+#     part "overhead" of FLOWS_BENCH_PARTS, which runs when the list is unset
+#     or names it).
 # JSON goes to build/bench/flows/ and is kept as
 # Documentation/data/bench-flows-DRIVER-STAMP.jsonl, plots go to
 # Documentation/images/flows-*-DRIVER.png;
@@ -23,7 +27,7 @@ build=${BUILD:-$top/build}
 cd "$top" || exit 1
 drv=${FLOWS_BENCH_DRIVER:-swiwarp}
 bin=$build/userspace/flows
-for f in flows-shuffle flows-join flows-stream; do
+for f in flows-shuffle flows-join flows-stream flows-overhead; do
 	[ -x "$bin/$f" ] || { echo "flows bench: $bin/$f missing (make all)"; exit 1; }
 done
 [ -x "$bin/flows-mpi-join" ] || echo "flows bench: no flows-mpi-join (Open MPI not installed): the MPI join is skipped"
@@ -38,10 +42,20 @@ res=$build/bench/flows
 mkdir -p "$res"
 out=$build/lab/runs/flows-bench-$stamp
 nodes=${FLOWS_BENCH_NODES:-4}
+# What a flow costs per tuple apart from the network, natively on the host
+# before the guests boot (flows-overhead; TCG would distort it), with the
+# host's load average next to it.
+overhead=$res/overhead-$stamp.jsonl
+: >"$overhead"
+if [[ " ${FLOWS_BENCH_PARTS:-overhead} " == *" overhead "* ]]; then
+	load=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' ,)
+	"$bin/flows-overhead" | sed "s/^{/{\"where\":\"host\",\"loadavg\":[$load],/" >"$overhead" ||
+		echo "flows bench: flows-overhead failed"
+fi
 tests/lab/lab run -n "$nodes" --name flows-bench --out "$out" --timeout "${FLOWS_BENCH_TIMEOUT:-1500}" --quiet -- \
 	"LD_LIBRARY_PATH='$snap' FLOWS_BIN='$snap' FLOWS_BENCH_NODES=$nodes FLOWS_BENCH_MB='${FLOWS_BENCH_MB:-8}' FLOWS_BENCH_ROWS='${FLOWS_BENCH_ROWS:-200000}' FLOWS_BENCH_ZIPF_ROWS='${FLOWS_BENCH_ZIPF_ROWS:-20000}' FLOWS_BENCH_PARTS='${FLOWS_BENCH_PARTS:-bw shuffle join stream}' '$snap/guest.sh' $drv"
 rc=$?
-cat "$out"/g*/bench.jsonl >"$res/results-$drv-$stamp.jsonl" 2>/dev/null
+cat "$overhead" "$out"/g*/bench.jsonl >"$res/results-$drv-$stamp.jsonl" 2>/dev/null
 cp "$res/results-$drv-$stamp.jsonl" "$res/results-$drv.jsonl"
 [ -s "$res/results-$drv-$stamp.jsonl" ] &&
 	cp "$res/results-$drv-$stamp.jsonl" "Documentation/data/bench-flows-$drv-$stamp.jsonl"

@@ -68,6 +68,7 @@ mpi_job() { # IMPL NODES LOG PROGRAM ARGS...: one mpirun from guest 1
 	local impl=$1 np=$2 log=$3 mca
 	shift 3
 	if [ "$impl" = mpi-tcp ]; then
+		# shellcheck disable=SC2054 # the commas are in an MCA value
 		mca=(--mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include 192.0.2.0/24)
 	else
 		mca=("${MPI_SWIWARP[@]}")
@@ -115,8 +116,9 @@ for dist in ${dists-uniform zipf}; do
 	secs=$(sed -n 's/^# bench.join-[a-z]*.partition[0-9]*: .*(want [0-9]*), \([0-9.]*\) s, .*/\1/p' "$LAB_OUT/join.$dist")
 	open_secs=$(sed -n 's/^# bench.join-[a-z]*.partition[0-9]*: .*, open \([0-9.]*\) s, .*/\1/p' "$LAB_OUT/join.$dist")
 	xsecs=$(sed -n 's/^# bench.join-[a-z]*.partition[0-9]*: .*, exchange \([0-9.]*\) s$/\1/p' "$LAB_OUT/join.$dist")
+	csecs=$(sed -n 's/^# bench.join-[a-z]*.partition[0-9]*: .*, close \([0-9.]*\) s, .*/\1/p' "$LAB_OUT/join.$dist")
 	ok=$(grep -c '^PASS: bench.join-[a-z]*.partition' "$LAB_OUT/join.$dist")
-	echo "{\"kind\":\"join\",\"impl\":\"flows-$drv\",\"dist\":\"$dist\",\"rows\":$rows,\"node\":$me,\"secs\":${secs:-null},\"open_secs\":${open_secs:-null},\"exchange_secs\":${xsecs:-null},\"ok\":$([ "$ok" = 1 ] && echo true || echo false)}" >>"$out"
+	echo "{\"kind\":\"join\",\"impl\":\"flows-$drv\",\"dist\":\"$dist\",\"rows\":$rows,\"node\":$me,\"secs\":${secs:-null},\"open_secs\":${open_secs:-null},\"exchange_secs\":${xsecs:-null},\"close_secs\":${csecs:-null},\"ok\":$([ "$ok" = 1 ] && echo true || echo false)}" >>"$out"
 	lab_barrier "bj$port" 400
 	port=$((port + 10))
 	# TCP shuffle of the join's bytes: 2 tables x rows x 16 B over n nodes.

@@ -14,7 +14,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 path, drv, imgdir, summary_path = sys.argv[1:5]
 rows = [json.loads(x) for x in open(path) if x.strip().startswith("{")]
-summary = {"driver": drv, "shuffle": [], "ib_write_bw": [], "join": [], "stream": [], "errors": []}
+summary = {"driver": drv, "shuffle": [], "ib_write_bw": [], "join": [], "stream": [], "errors": [],
+           "overhead": [r for r in rows if r.get("kind") == "overhead"]}
 
 # Shuffle: rate = every node's input bytes / the slowest node's time.
 sh = defaultdict(list)

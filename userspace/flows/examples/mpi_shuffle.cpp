@@ -81,10 +81,11 @@ int main(int argc, char **argv)
 	MPI_Reduce(&bad, &bad_sum, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
 	if (job.me == 0) {
 		if (bad_sum == 0)
-			std::printf("PASS: %s\n# %s: %d ranks, %zu-byte tuples, every rank got its tuples\n", tag.c_str(),
-			            tag.c_str(), j.nodes, j.tsize);
+			std::printf("PASS: %s\n# %s: %d ranks, %zu-byte tuples, every rank got its tuples\n",
+			            tag.c_str(), tag.c_str(), j.nodes, j.tsize);
 		else
-			std::printf("FAIL: %s [%d of %d ranks received the wrong tuples]\n", tag.c_str(), bad_sum, j.nodes);
+			std::printf("FAIL: %s [%d of %d ranks received the wrong tuples]\n", tag.c_str(), bad_sum,
+			            j.nodes);
 		std::fflush(stdout);
 	}
 	MPI_Finalize();
