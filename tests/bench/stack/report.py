@@ -287,13 +287,13 @@ def write_results(doc, path):
         f.write("}\n")
 
 
-def data_path(data_dir, date):
-    """DIR/bench-stack-YYYY-MM-DD.json, with b, c, ... for later runs that day."""
-    base = os.path.join(data_dir, f"bench-stack-{date[:10]}")
+def data_path(data_dir, date, prefix="bench-stack"):
+    """DIR/PREFIX-YYYY-MM-DD.json, with b, c, ... for later runs that day."""
+    base = os.path.join(data_dir, f"{prefix}-{date[:10]}")
     for suffix in [""] + [chr(c) for c in range(ord("b"), ord("z") + 1)]:
         if not os.path.exists(base + suffix + ".json"):
             return base + suffix + ".json"
-    raise SystemExit(f"stack report: too many results files for {date[:10]} in {data_dir}")
+    raise SystemExit(f"report: too many {prefix} results files for {date[:10]} in {data_dir}")
 
 
 def markdown(agg, modes, gl, meta):
