@@ -15,10 +15,10 @@
 # Environment (all optional):
 #   SCALE_STACKS="siw swiwarp-defaults"  (swiwarp: the same with mpa_crc=0)
 #   SCALE_TESTS="rate hold mr qp"   SCALE_REPS=3
-#   SCALE_QPS="1 4 16 64 256"   SCALE_QP_SIZE=65536
+#   SCALE_QPS="1 4 16 64 255"   SCALE_QP_SIZE=65536
 #   SCALE_QP_BYTES=8388608  (per qp run; at least 5 messages per QP)
 #   SCALE_RATE_N=200   SCALE_RATE_INFLIGHT=32 (rate and hold)
-#   SCALE_HOLD_N=256   SCALE_MR_ARGS="" (mrbench options, e.g. -t 1 -n 20)
+#   SCALE_HOLD_N=64    SCALE_MR_ARGS="" (mrbench options, e.g. -t 1 -n 20)
 #   SCALE_RUN_TIMEOUT=120 (per run, plus what the run moves or connects)
 #   SCALE_TIMEOUT=5400 (the whole lab run)
 #   SCALE_NO_DOC=1     do not touch Documentation/ (smoke tests)

@@ -529,9 +529,18 @@ static int client(const char *addr, int port, int n)
 	return fails ? 1 : 0;
 }
 
-/* N non-blocking TCP connects, up to INFLIGHT at once; sets *ok. */
+/*
+ * N non-blocking TCP connects, up to INFLIGHT at once; sets *ok.  Each
+ * socket closes with a reset (SO_LINGER 0), so the batch leaves no
+ * TIME_WAIT sockets behind: rdma_cm picks the active side's port at random,
+ * and upstream siw's bind fails with EADDRINUSE on a port that a plain
+ * TIME_WAIT socket holds (swiwarp's did too, before SK_FORCE_REUSE; seen
+ * with siw in the scale bench: 6 of 200 connections of the run after a TCP
+ * batch).
+ */
 static int tcp_rate(const struct sockaddr_in *dst, int n, int inflight, int *ok)
 {
+	struct linger rst = { .l_onoff = 1, .l_linger = 0 };
 	struct pollfd *pfd;
 	int started = 0, active = 0, i, err, fd, one = 1;
 	socklen_t len;
@@ -553,6 +562,7 @@ static int tcp_rate(const struct sockaddr_in *dst, int n, int inflight, int *ok)
 				continue;
 			}
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+			setsockopt(fd, SOL_SOCKET, SO_LINGER, &rst, sizeof(rst));
 			if (connect(fd, (const struct sockaddr *)dst, sizeof(*dst)) && errno != EINPROGRESS) {
 				perror("tcp connect");
 				close(fd);
