@@ -95,12 +95,25 @@ check() { # name condition-description actual expected
 	if [ "$3" = "$4" ]; then pass "dissector.$1"; else fail "dissector.$1" "$2: got '$3', want '$4'"; fi
 }
 meta() { awk -v k="$2" '$1 == k { print $2; exit }' "$caps/$1.meta"; }
-# Count values of a field over all frames (occurrence=a, comma-separated).
-count_field() { # cap field [extra tshark args...]
+# values CAP FIELD [ARGS...]: FIELD's values over all frames, one a line.
+values() {
 	local cap=$1 field=$2
 	shift 2
-	ts -r "$caps/$cap.pcap" "$@" -T fields -e "$field" -E occurrence=a |
-		tr ',' '\n' | grep -c .
+	ts -r "$caps/$cap.pcap" "$@" -T fields -e "$field" -E occurrence=a | tr ',' '\n' | grep .
+}
+count_field() { values "$@" | grep -c .; }
+# count_value CAP FIELD VALUE [ARGS...]: how many of FIELD's values are VALUE.
+count_value() {
+	local cap=$1 field=$2 v=$3
+	shift 3
+	values "$cap" "$field" "$@" | grep -c "^$v\$"
+}
+# fields_at CAP KEY FIELD...: the FIELDs of the frame the .meta names KEY.
+fields_at() {
+	local cap=$1 key=$2 f e=()
+	shift 2
+	for f; do e+=(-e "$f"); done
+	ts -r "$caps/$cap.pcap" -Y "frame.number == $(meta "$cap" "$key")" -T fields "${e[@]}" | tr '\t' ' '
 }
 count_frames() { # cap filter [extra...]
 	local cap=$1 filter=$2
@@ -138,13 +151,11 @@ checks() {
 		check "$cap.all_fpdus_decoded" "FPDUs" "$n" "$(meta "$cap" fpdus)"
 	done
 	for cap in $crc_caps; do
-		good=$(ts -r "$caps/$cap.pcap" -T fields -e mpa.crc.status -E occurrence=a | tr ',' '\n' |
-			grep -c '^1$')
+		good=$(count_value "$cap" mpa.crc.status 1)
 		check "$cap.crc_good_everywhere" "mpa.crc.status==1" "$good" "$(meta "$cap" fpdus)"
 	done
 	for cap in $nocrc_caps; do
-		unv=$(ts -r "$caps/$cap.pcap" -T fields -e mpa.crc.status -E occurrence=a | tr ',' '\n' |
-			grep -c '^2$')
+		unv=$(count_value "$cap" mpa.crc.status 2)
 		check "$cap.crc_unverified_when_off" "mpa.crc.status==2" "$unv" "$(meta "$cap" fpdus)"
 	done
 
@@ -158,17 +169,14 @@ checks() {
 	fi
 
 	# ---- handshake fields -----------------------------------------------------------
-	v=$(ts -r "$caps/rev2_crc.pcap" -Y "frame.number == $(meta rev2_crc mpa_req_frame)" -T fields \
-		-e mpa.rev -e mpa.flags.h -e mpa.flags.c -e mpa.v2.p2p -e mpa.v2.ird -e mpa.v2.ord \
-		-e mpa.v2.rtr_write -e mpa.v2.rtr_read -e mpa.v2.rtr_send | tr '\t' ' ')
+	v=$(fields_at rev2_crc mpa_req_frame mpa.rev mpa.flags.h mpa.flags.c mpa.v2.p2p mpa.v2.ird mpa.v2.ord \
+		mpa.v2.rtr_write mpa.v2.rtr_read mpa.v2.rtr_send)
 	check rev2.request_fields "rev H C P2P IRD ORD W R S" "$v" "2 1 1 1 16 8 1 1 0"
-	v=$(ts -r "$caps/rev2_crc.pcap" -Y "frame.number == $(meta rev2_crc mpa_rep_frame)" -T fields \
-		-e mpa.rep -e mpa.v2.rtr_write -e mpa.v2.rtr_read -e mpa.v2.rtr | tr '\t' ' ')
+	v=$(fields_at rev2_crc mpa_rep_frame mpa.rep mpa.v2.rtr_write mpa.v2.rtr_read mpa.v2.rtr)
 	check rev2.reply_rtr "rep W R kind" "$v" "1 1 0 zero-length RDMA Write"
 	warn=$(count_frames rev2_crc 'mpa.rev.unknown || mpa.flags.res_set')
 	check rev2.no_spurious_warnings "frames" "$warn" 0
-	v=$(ts -r "$caps/rev2_crc.pcap" -Y "frame.number == $(meta rev2_crc rtr_frame)" -T fields \
-		-e rdmap.opcode -e rddp.payload_len | tr '\t' ' ')
+	v=$(fields_at rev2_crc rtr_frame rdmap.opcode rddp.payload_len)
 	check rev2.rtr_is_zero_length_write "opcode len" "$v" "0x00 0"
 
 	v=$(ts -r "$caps/reject.pcap" -Y 'mpa.reject' -T fields -e frame.number -e mpa.flags.r -e mpa.rep |
@@ -180,7 +188,7 @@ checks() {
 	check badcrc.only_that_frame "frames with mpa.crc.status==0" "$bad_frames" "$(meta badcrc badcrc_frame) "
 	exp_frames=$(ts -r "$caps/badcrc.pcap" -Y 'mpa.crc.bad' -T fields -e frame.number | tr '\n' ' ')
 	check badcrc.expert_error "frames with expert mpa.crc.bad" "$exp_frames" "$(meta badcrc badcrc_frame) "
-	good=$(ts -r "$caps/badcrc.pcap" -T fields -e mpa.crc.status -E occurrence=a | tr ',' '\n' | grep -c '^1$')
+	good=$(count_value badcrc mpa.crc.status 1)
 	check badcrc.others_good "good FPDUs" "$good" "$(($(meta badcrc fpdus) - 1))"
 	nerr=$(ts -r "$caps/badcrc.pcap" -q -z expert,error | grep -c 'Bad MPA CRC32c')
 	check badcrc.in_z_expert "lines in -z expert,error" "$nerr" 1
@@ -189,8 +197,7 @@ checks() {
 
 	# ---- markers --------------------------------------------------------------------
 	for cap in markers markers_oneway markers_wrap; do
-		offs=$(ts -r "$caps/$cap.pcap" -T fields -e mpa.marker.stream_offset -E occurrence=a |
-			tr ',' '\n' | grep .)
+		offs=$(values "$cap" mpa.marker.stream_offset)
 		check "$cap.marker_count" "markers" "$(echo "$offs" | grep -c .)" "$(meta "$cap" markers)"
 		check "$cap.markers_every_512" "offsets not a multiple of 512" \
 			"$(echo "$offs" | awk '$1 % 512' | wc -l)" 0
@@ -208,8 +215,7 @@ checks() {
 		fi
 	done
 	check markers_wrap.wraps "sequence wrap in the capture" "$(meta markers_wrap wrap)" 1
-	good=$(ts -r "$caps/markers_wrap.pcap" -o tcp.relative_sequence_numbers:FALSE -T fields \
-		-e mpa.crc.status -E occurrence=a | tr ',' '\n' | grep -c '^1$')
+	good=$(count_value markers_wrap mpa.crc.status 1 -o tcp.relative_sequence_numbers:FALSE)
 	check markers_wrap.absolute_seq "good FPDUs with absolute sequence numbers" "$good" \
 		"$(meta markers_wrap fpdus)"
 	# one direction only: markers only from the responder
@@ -217,17 +223,13 @@ checks() {
 	check markers_oneway.per_direction "marker sources" "$dirs" "7174 "
 
 	# ---- segmentation and reassembly -----------------------------------------------------
-	v=$(ts -r "$caps/segmentation.pcap" -Y "frame.number == $(meta segmentation many_frame)" -T fields \
-		-e mpa.ulpdu_len -E occurrence=a | tr ',' '\n' | grep -c .)
+	v=$(count_field segmentation mpa.ulpdu_len -Y "frame.number == $(meta segmentation many_frame)")
 	check segmentation.many_fpdus_per_segment "FPDUs in one segment" "$v" "$(meta segmentation many_count)"
-	v=$(ts -r "$caps/segmentation.pcap" -Y "frame.number == $(meta segmentation split_frame)" -T fields \
-		-e mpa.crc.status -e rddp.payload_len | tr '\t' ' ')
+	v=$(fields_at segmentation split_frame mpa.crc.status rddp.payload_len)
 	check segmentation.fpdu_across_segments "CRC and payload of the split FPDU" "$v" "1 5000"
-	v=$(ts -r "$caps/segmentation.pcap" -Y "frame.number == $(meta segmentation send_reasm_frame)" \
-		-T fields -e rdmap.msg_len)
+	v=$(fields_at segmentation send_reasm_frame rdmap.msg_len)
 	check segmentation.send_reassembled "message length" "$v" "$(meta segmentation send_reasm_len)"
-	v=$(ts -r "$caps/segmentation.pcap" -Y "frame.number == $(meta segmentation write_reasm_frame)" \
-		-T fields -e rdmap.msg_len)
+	v=$(fields_at segmentation write_reasm_frame rdmap.msg_len)
 	check segmentation.write_reassembled "message length" "$v" "$(meta segmentation write_reasm_len)"
 
 	# tagged Writes tracked per STag: the 8-segment Write's STag counts 8
@@ -237,8 +239,7 @@ checks() {
 		-T fields -e rdmap.stag.segments -e rdmap.stag.bytes -e rddp.msg_first -E occurrence=l |
 		tr '\t' ' ')
 	check segmentation.write_tracked_per_stag "segments bytes first (last segment)" "$v" "8 10000 0"
-	v=$(ts -r "$caps/segmentation.pcap" -T fields -e rddp.msg_first -E occurrence=a | tr ',' '\n' |
-		grep -c '^1$')
+	v=$(count_value segmentation rddp.msg_first 1)
 	check segmentation.tagged_messages "tagged messages opened" "$v" 2
 
 	# ---- Read Request <-> Response --------------------------------------------------------
@@ -256,27 +257,22 @@ checks() {
 	done
 
 	# ---- every opcode, every Terminate code ------------------------------------------------
-	ops=$(ts -r "$caps/opcodes.pcap" -T fields -e rdmap.opcode -E occurrence=a | tr ',' '\n' | grep . |
-		sort -u | tr '\n' ' ')
+	ops=$(values opcodes rdmap.opcode | sort -u | tr '\n' ' ')
 	check opcodes.all_twelve "opcodes seen" "$ops" \
 		"0x00 0x01 0x02 0x03 0x04 0x05 0x06 0x07 0x08 0x09 0x0a 0x0b "
-	aops=$(ts -r "$caps/opcodes.pcap" -T fields -e rdmap.atomic.op -E occurrence=a | tr ',' '\n' | grep . |
-		sort -u | tr '\n' ' ')
+	aops=$(values opcodes rdmap.atomic.op | sort -u | tr '\n' ' ')
 	check opcodes.atomic_ops "atomic operations" "$aops" "0 2 "
-	v=$(ts -r "$caps/opcodes.pcap" -T fields -e rdmap.imm -E occurrence=a | tr ',' '\n' | grep . | tr '\n' ' ')
+	v=$(values opcodes rdmap.imm | tr '\n' ' ')
 	check opcodes.immediate_data "immediate data" "$v" \
 		"0102030405060708 1112131415161718 2122232400000001 "
 	# swiwarp's Send with Immediate: only the third carries the flag
-	v=$(ts -r "$caps/opcodes.pcap" -T fields -e rdmap.imm.send_follows -E occurrence=a |
-		tr ',' '\n' | grep . | sed 's/^True$/1/; s/^False$/0/' | tr '\n' ' ')
+	v=$(values opcodes rdmap.imm.send_follows | sed 's/^True$/1/; s/^False$/0/' | tr '\n' ' ')
 	check opcodes.imm_send_follows "Send follows flags" "$v" "0 0 1 "
-	v=$(ts -r "$caps/opcodes.pcap" -T fields -e rdmap.imm.value -E occurrence=a | tr ',' '\n' | grep . |
-		tr '\n' ' ')
+	v=$(values opcodes rdmap.imm.value | tr '\n' ' ')
 	check opcodes.imm_value "immediate values" "$v" "0x01020304 0x11121314 0x21222324 "
 	n=$(count_field terminate rdmap.term.ctrl)
 	check terminate.all_decoded "Terminates" "$n" "$(meta terminate terminates)"
-	unk=$(ts -r "$caps/terminate.pcap" -T fields -e rdmap.term.error -E occurrence=a | tr ',' '\n' |
-		grep -c 'Unknown')
+	unk=$(values terminate rdmap.term.error | grep -c 'Unknown')
 	check terminate.all_codes_named "unnamed codes" "$unk" 0
 	n=$(count_field terminate rdmap.term.rdmap_hdr)
 	if [ "$n" -gt 0 ]; then pass dissector.terminate.terminated_headers; else fail dissector.terminate.terminated_headers "none"; fi
@@ -286,8 +282,7 @@ checks() {
 	check terminate.fields "layer etype ecode seglen qn(s) rdmardsz" "$v" "0x00 0x02 0x06 46 2,1 64"
 
 	# ---- mid-stream pickup -----------------------------------------------------------------
-	n=$(ts -r "$caps/midstream.pcap" -Y 'tcp.port == 7174' -T fields -e mpa.crc.status -E occurrence=a |
-		tr ',' '\n' | grep -c '^1$')
+	n=$(count_value midstream mpa.crc.status 1 -Y 'tcp.port == 7174')
 	check midstream.crc_streams_decoded "good FPDUs after pickup" "$n" \
 		"$(($(meta midstream conn1_fpdus) + $(meta midstream conn2_fpdus)))"
 	check midstream.no_bad_crc "bad CRCs" "$(count_frames midstream 'mpa.crc.status == 0')" 0
