@@ -254,6 +254,104 @@ _lab_pair_calib() {
 	echo "r^2 ${l##*r^2: } on g$LAB_ID" >"$LAB_SHARED/pair.$b.calib.$LAB_ID"
 }
 
+# lab_rping_log_why LOG COUNT SIZE PREFIX: why rping -v's LOG is wrong, or
+# nothing: the lines after PREFIX ("ping data: " on the client, "server ping
+# data: " on the server) are COUNT pings in order, ping K being SIZE-1
+# bytes: "rdma-ping-K: " and letters cycling through ASCII 65..122 from
+# 65 + K mod 58; and no line says "error" or "mismatch".
+lab_rping_log_why() {
+	awk -v n="$2" -v sz="$3" -v pre="$4" '
+		BEGIN { for (i = 0; i < 58; i++) chr[i] = sprintf("%c", 65 + i) }
+		tolower($0) ~ /error|mismatch/ { print "rping said: " $0; bad = 1; exit }
+		index($0, pre) == 1 {
+			s = substr($0, length(pre) + 1)
+			h = "rdma-ping-" k + 0 ": "
+			if (index(s, h) != 1) { print "ping " k + 0 " missing or out of order"; bad = 1; exit }
+			if (length(s) != sz - 1) { print "ping " k + 0 ": " length(s) + 1 " bytes, want " sz; bad = 1; exit }
+			body = substr(s, length(h) + 1)
+			c = k % 58
+			for (i = 1; i <= length(body); i++) {
+				if (substr(body, i, 1) != chr[c]) {
+					print "ping " k + 0 ": byte " length(h) + i - 1 " is \"" substr(body, i, 1) "\", want \"" chr[c] "\""
+					bad = 1; exit
+				}
+				c = (c + 1) % 58
+			}
+			k++
+		}
+		END { if (!bad && k != n) print "saw " k + 0 " pings, want " n }' "$1"
+}
+
+# lab_rping_verdict NAME OUT RC COUNT SIZE PREFIX: PASS or FAIL NAME for
+# one side of an rping -v exchange whose stdout is OUT.log and stderr
+# OUT.err (kept apart: rping's DISCONNECT message would otherwise land in
+# the middle of a long ping line) and exit status RC: RC 0, nothing about
+# an error on stderr, and lab_rping_log_why content with it.
+lab_rping_verdict() {
+	local why
+	if [ "$3" -ne 0 ]; then
+		why="rping exited $3: $(cat "$2.err" "$2.log" 2>/dev/null | grep -v 'ping data' | tail -n 2 | tr '\n' ' ' | cut -c1-160)"
+	elif grep -qiE 'mismatch|error' "$2.err" 2>/dev/null; then
+		why="rping said: $(grep -m 1 -iE 'mismatch|error' "$2.err")"
+	else
+		why=$(lab_rping_log_why "$2.log" "$4" "$5" "$6")
+	fi
+	lab_verdict "$1" "${why:+$why; $(lab_klog 2)}"
+}
+
+# lab_rping_pair NAME SERVER_ID CLIENT_ID COUNT SIZE PORT [TIMEOUT=120]:
+# rping -v between two guests through lab_pair (the client also checks
+# every ping itself, -V; TIMEOUT is also the server's time to listen), logs in $LAB_OUT/rping.TAG-[sc].{log,err} (TAG:
+# NAME with / as .); the client reports NAME-client-gN, the server
+# NAME-server-gN (lab_rping_verdict).
+lab_rping_pair() {
+	local name=$1 sid=$2 cid=$3 n=$4 sz=$5 port=$6 t=${7:-120} tag out
+	local args=(-a "192.0.2.$2" -C "$4" -S "$5" -v -p "$6")
+	tag=${name//\//.}
+	out=$LAB_OUT/rping.$tag
+	LAB_PAIR_LISTEN=${LAB_PAIR_LISTEN:-$t} lab_pair "$tag" "$sid" "$cid" "$t" "$port" "$out-s" "$out-c" -- \
+		rping -s "${args[@]}" -- rping -c "${args[@]}" -V
+	[ "$LAB_ID" = "$cid" ] && lab_rping_verdict "$name-client-g$LAB_ID" "$out-c" "$lab_rc_c" "$n" "$sz" "ping data: "
+	[ "$LAB_ID" = "$sid" ] && lab_rping_verdict "$name-server-g$LAB_ID" "$out-s" "$lab_rc_s" "$n" "$sz" "server ping data: "
+	return 0
+}
+
+# lab_perf_pair NAME SERVER_ID CLIENT_ID TIMEOUT PORT ROW TOOL ARGS...:
+# unmodified perftest TOOL ARGS -p PORT between two guests through lab_pair
+# (the client also gets the server's address), logs in
+# $LAB_OUT/perf.TAG-[sc].{log,err} (TAG: NAME with / as .).  The server
+# reports NAME-server-gN on its exit status; the client NAME-client-gN on
+# its exit status and its result row: the awk program ROW prints the row's
+# value (an average, say) when the row is there and good, which the PASS
+# shows and lab_perf_value keeps.
+# shellcheck disable=SC2034  # lab_perf_value: for the caller
+lab_perf_pair() {
+	local name=$1 sid=$2 cid=$3 t=$4 port=$5 row=$6 tool=$7 tag out note
+	shift 7
+	tag=${name//\//.}
+	out=$LAB_OUT/perf.$tag
+	lab_pair "$tag" "$sid" "$cid" "$t" "$port" "$out-s" "$out-c" -- \
+		"$tool" "$@" -p "$port" -- "$tool" "$@" -p "$port" "192.0.2.$sid"
+	note=${lab_pair_note:+ ($lab_pair_note)} lab_perf_value=
+	if [ "$LAB_ID" = "$cid" ]; then
+		lab_perf_value=$(awk "$row" "$out-c.log")
+		if [ "$lab_rc_c" = 0 ] && [ -n "$lab_perf_value" ]; then
+			lab_pass "$name-client-g$LAB_ID$note"
+			echo "$tool: $lab_perf_value (TCG guest, not a benchmark)"
+		else
+			lab_fail "$name-client-g$LAB_ID" "exit $lab_rc_c, no good result row: $(cat "$out-c.log" "$out-c.err" | tail -n 3 | tr '\n' ' ' | cut -c1-160); $(lab_klog 2)$note"
+		fi
+	fi
+	if [ "$LAB_ID" = "$sid" ]; then
+		if [ "$lab_rc_s" = 0 ]; then
+			lab_pass "$name-server-g$LAB_ID$note"
+		else
+			lab_fail "$name-server-g$LAB_ID" "exit $lab_rc_s: $(cat "$out-s.log" "$out-s.err" | tail -n 3 | tr '\n' ' ' | cut -c1-160); $(lab_klog 2)$note"
+		fi
+	fi
+	return 0
+}
+
 # lab_cable NIC up|down [TIMEOUT=30]: plug or pull the cable of this
 # guest's NIC (eth0, or eth1 with lab run --nics 2).  The host's lab run
 # does it (serve_cables in tests/lab/lab) with QEMU's set_link: the NIC
@@ -354,7 +452,7 @@ lab_load_swiwarp() {
 	# The provider: libibverbs reads /etc/libibverbs.d/*.driver ("driver
 	# NAME") and dlopens libNAME-rdmav34.so from its provider directory.  The
 	# guest root is a throw-away overlay, so we can install it in place.
-	so=${SWIWARP_PROVIDER:-$BUILD/userspace/provider/libswiwarp-rdmav34.so}
+	so=$BUILD/userspace/provider/libswiwarp-rdmav34.so
 	if [ -f "$so" ]; then
 		drv=/usr/lib/x86_64-linux-gnu/libibverbs
 		mkdir -p "$drv" /etc/libibverbs.d

@@ -29,7 +29,7 @@ swiwarp_suite_start swiwarp-matrix "$BUILD/lab/suite-matrix" || exit 0
 
 # siw with its connection settings as module parameters, so its side of
 # the wire matrix varies too; without it only swiwarp's side does.
-siwko=$("$top/tests/swiwarp/matrix-siw-params.sh" "${MATRIX_SIW_DIR:-$BUILD/siw-params}" 2>"$out/siw-params.log") ||
+siwko=$("$top/tests/swiwarp/matrix-siw-params.sh" "$BUILD/siw-params" 2>"$out/siw-params.log") ||
 	{ echo "  (siw with settings as parameters not built, see $out/siw-params.log)"; siwko=""; }
 env=(CHECK_STRICT="${CHECK_STRICT:-0}" MATRIX_LOOPS="${MATRIX_LOOPS:-4}")
 mixed_kernels || exit 1

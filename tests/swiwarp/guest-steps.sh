@@ -1,26 +1,10 @@
 # shellcheck shell=bash
 # Client/server steps between the two guests of a lab run, shared by the
-# guest scripts tests/swiwarp/matrix-guest.sh and netconf-scenario.sh
-# (scenario.sh uses only rping_log_why).
+# guest scripts tests/swiwarp/matrix-guest.sh and netconf-scenario.sh.
 # Source it after tests/lab/lib.sh with these set: step_prefix (result
 # names are "$step_prefix/NAME"), work (this guest's output directory),
 # T (client timeout, seconds) and step_no (a counter, starts at 0).
 # shellcheck disable=SC2154  # step_prefix, work: set by the caller
-
-# rping_log_why LOG COUNT SIZE PREFIX: why rping's LOG is wrong (COUNT pings
-# in order, each line after PREFIX SIZE-1 bytes, no error), or nothing.
-# Also used by scenario.sh.
-rping_log_why() {
-	awk -v n="$2" -v sz="$3" -v pre="$4" '
-		/[Ee]rror|mismatch/ { print "rping said: " $0; bad = 1; exit }
-		index($0, pre) == 1 {
-			s = substr($0, length(pre) + 1)
-			if (index(s, "rdma-ping-" k + 0 ": ") != 1) { print "ping " k + 0 " missing or out of order"; bad = 1; exit }
-			if (length(s) != sz - 1) { print "ping " k + 0 ": " length(s) + 1 " bytes, want " sz; bad = 1; exit }
-			k++
-		}
-		END { if (!bad && k != n) print "saw " k + 0 " pings, want " n }' "$1"
-}
 
 # check_perf LOG: a result line with a positive number in column 4 (BW
 # average; t_max for latency tests).
@@ -76,8 +60,8 @@ step() {
 			case $kind in
 			rping:*)
 				IFS=: read -r _ n sz <<<"$kind"
-				why=$(rping_log_why "$work/$tag-client.log" "$n" "$sz" "ping data: ")
-				[ -z "$why" ] && why=$(rping_log_why "$LAB_SHARED/$tag-server.log" "$n" "$sz" "server ping data: ")
+				why=$(lab_rping_log_why "$work/$tag-client.log" "$n" "$sz" "ping data: ")
+				[ -z "$why" ] && why=$(lab_rping_log_why "$LAB_SHARED/$tag-server.log" "$n" "$sz" "server ping data: ")
 				;;
 			perf)
 				why=$(check_perf "$work/$tag-client.log")

@@ -23,7 +23,7 @@ step_no=0
 parts=" ${MATRIX_PARTS:-apps loop wire raw} "
 [ "$mode" = siw ] && parts=" siwrev1 "
 part() { [[ $parts == *" $1 "* ]]; }
-T=${MATRIX_APP_TIMEOUT:-90}
+T=90
 
 drv_of() { # guest id -> driver name on it
 	if [ "$mode" = siw ] || { [ "$mode" = interop ] && [ "$1" = 1 ]; }; then echo siw; else echo swiwarp; fi
@@ -40,7 +40,7 @@ set_param() {
 }
 
 step_prefix=matrix/$mode
-# rping_log_why, check_perf and step
+# check_perf and step
 # shellcheck source=tests/swiwarp/guest-steps.sh
 source "$LAB_TOP/tests/swiwarp/guest-steps.sh"
 

@@ -168,7 +168,7 @@ if [ "$i" = 1 ]; then
 	rc=$?
 	why=
 	[ $rc -ne 0 ] && why="client exit $rc: $(grep -v 'ping data' "$work/netns-survivor-client.log" | tail -n 2 | tr '\n' ' ')"
-	[ -z "$why" ] && why=$(rping_log_why "$work/netns-survivor-client.log" 5 200 "ping data: ")
+	[ -z "$why" ] && why=$(lab_rping_log_why "$work/netns-survivor-client.log" 5 200 "ping data: ")
 	ok shared-listener-survives-ns-delete "$why"
 fi
 lab_barrier netns-done 200

@@ -40,7 +40,7 @@ part() {
 }
 step_prefix=netconf
 step_no=0
-T=${NETCONF_APP_TIMEOUT:-60}
+T=60
 # shellcheck source=tests/swiwarp/guest-steps.sh
 source "$LAB_TOP/tests/swiwarp/guest-steps.sh"
 
@@ -150,7 +150,7 @@ persistent_client() {
 	timeout "$T" rping -c -a "$addr" -p "$port" -C 5 -S 200 -V -v </dev/null >"$work/$name.log" 2>&1
 	rc=$?
 	[ $rc -ne 0 ] && why="client exit $rc: $(grep -v 'ping data' "$work/$name.log" | tail -n 2 | tr '\n' ' ' | cut -c1-200)"
-	[ -z "$why" ] && why=$(rping_log_why "$work/$name.log" 5 200 "ping data: ")
+	[ -z "$why" ] && why=$(lab_rping_log_why "$work/$name.log" 5 200 "ping data: ")
 	[ -n "$why" ] && [[ $addr == *:* ]] && why+=" [neighbour: $(ip -6 neigh show "${addr%\%*}" | head -n 1)]"
 	if [ -z "$why" ]; then lab_pass "netconf/$name"
 	else lab_fail "netconf/$name" "$why"; fi
@@ -346,7 +346,7 @@ old_stop() {
 	if [ "$i" = 2 ]; then
 		kill "$opid" 2>/dev/null
 		wait "$opid" 2>/dev/null
-		why=$(rping_log_why "$work/$otag-old.log" "$(old_pings)" 200 "ping data: ")
+		why=$(lab_rping_log_why "$work/$otag-old.log" "$(old_pings)" 200 "ping data: ")
 		if [ -z "$why" ]; then lab_pass "netconf/$otag-old-conn-verified ($(old_pings) pings)"
 		else lab_fail "netconf/$otag-old-conn-verified" "$why"; fi
 	fi

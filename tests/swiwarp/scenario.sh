@@ -9,8 +9,6 @@
 #                        ib_write_bw -R
 # Every check prints one PASS:/FAIL:/SKIP: line (names carry the guest id).
 source "$LAB_TOP/tests/lab/lib.sh"
-# shellcheck source=tests/swiwarp/guest-steps.sh
-source "$LAB_TOP/tests/swiwarp/guest-steps.sh"
 # shellcheck source=tests/swiwarp/siw-compat-steps.sh
 source "$LAB_TOP/tests/swiwarp/siw-compat-steps.sh"
 # shellcheck source=examples/hello-iwarp/lab-steps.sh
@@ -64,73 +62,15 @@ check_crc_driver() {
 	fi
 }
 
-# check_rping NAME LOG RC COUNT SIZE PREFIX: exit 0, COUNT pings in order,
-# each of SIZE-1 printable bytes, nothing reported as an error.
-check_rping() {
-	local name=$1 log=$2 rc=$3 count=$4 size=$5 prefix=$6 why
-	if [ "$rc" -ne 0 ]; then
-		why="rping exited $rc: $(grep -v 'ping data' "$log" | tail -n 2 | tr '\n' ' ' | cut -c1-160)"
-	else
-		why=$(rping_log_why "$log" "$count" "$size" "$prefix")
-	fi
-	lab_verdict "$name" "$why"
-}
-
-# rping_pair TAG SERVER_ID CLIENT_ID COUNT SIZE [PORT]
-rping_pair() {
-	local tag=$1 sid=$2 cid=$3 count=$4 size=$5 port=${6:-7174} pid rc
-	local args=(-C "$count" -S "$size" -v -p "$port")
-	if [ "$LAB_ID" = "$sid" ]; then
-		timeout 90 rping -s -a "192.0.2.$sid" "${args[@]}" >"$work/$tag-s.log" 2>&1 &
-		pid=$!
-		lab_wait_listen "$port" 60
-	fi
-	lab_barrier "$tag-listen" 150
-	if [ "$LAB_ID" = "$cid" ]; then
-		timeout 90 rping -c -a "192.0.2.$sid" "${args[@]}" >"$work/$tag-c.log" 2>&1
-		rc=$?
-		check_rping "$mode/$tag-client-$me" "$work/$tag-c.log" $rc "$count" "$size" "ping data: "
-	fi
-	if [ "$LAB_ID" = "$sid" ]; then
-		wait $pid
-		rc=$?
-		check_rping "$mode/$tag-server-$me" "$work/$tag-s.log" $rc "$count" "$size" "server ping data: "
-	fi
-	lab_barrier "$tag-done" 150
-}
-
-# perf_pair TOOL PORT: TOOL -R from guest 2 to guest 1, 200 x 64 KiB
-# (lab_pair: one retry after a perftest clock calibration failure).
-perf_pair() {
-	local tool=$1 port=$2 bw note
-	local args=(-R -d "$dev" -n 200 -s 65536 -F -p "$port" --report_gbits)
-	lab_pair "$tool" 1 2 150 "$port" "$work/$tool-s" "$work/$tool-c" -- \
-		"$tool" "${args[@]}" -- "$tool" "${args[@]}" "$LAB_PEER_IP"
-	note=${lab_pair_note:+ ($lab_pair_note)}
-	if [ "$LAB_ID" = 2 ]; then
-		bw=$(awk '$1 == 65536 && $2 == 200 && NF >= 5 { print $4 }' "$work/$tool-c.log")
-		if [ "$lab_rc_c" = 0 ] && awk -v b="$bw" 'BEGIN { exit !(b + 0 > 0) }'; then
-			lab_pass "$mode/$tool-client-$me$note"
-			echo "$tool: $bw Gb/s average (TCG guest, not a benchmark)"
-		else
-			lab_fail "$mode/$tool-client-$me" "exit $lab_rc_c, average '$bw': $(cat "$work/$tool-c.log" "$work/$tool-c.err" | tail -n 3 | tr '\n' ' ' | cut -c1-160)$note"
-		fi
-	fi
-	if [ "$LAB_ID" = 1 ]; then
-		if [ "$lab_rc_s" = 0 ]; then lab_pass "$mode/$tool-server-$me$note"
-		else lab_fail "$mode/$tool-server-$me" "exit $lab_rc_s: $(cat "$work/$tool-s.log" "$work/$tool-s.err" | tail -n 3 | tr '\n' ' ' | cut -c1-160)$note"; fi
-	fi
-}
-
 case $mode in
 pair)
 	load_driver swiwarp
 	check_device
 	lab_barrier loaded 150
-	rping_pair rping-small 1 2 10 64
+	lab_rping_pair "$mode/rping-small" 1 2 10 64 7174 90
 	# No CRC on either side (policy "accept if asked", nobody asks).
 	lab_param mpa_crc 1
-	rping_pair rping-nocrc 1 2 5 1000
+	lab_rping_pair "$mode/rping-nocrc" 1 2 5 1000 7174 90
 	lab_param_restore mpa_crc
 	# The example of examples/hello-iwarp (its README): Write and Read
 	# back, the default text and 100000 bytes (many FPDUs).
@@ -155,11 +95,15 @@ interop)
 		lab_delay_syn "${LAB_PERFTEST_SYN_DELAY_MS:-300}" || lab_fail "$mode/syn-delay-$me" "tc setup failed"
 	fi
 	lab_barrier loaded 150
-	rping_pair rping-siw-server 1 2 10 64
-	rping_pair rping-swiwarp-server 2 1 10 64 7176
+	lab_rping_pair "$mode/rping-siw-server" 1 2 10 64 7174 90
+	lab_rping_pair "$mode/rping-swiwarp-server" 2 1 10 64 7176 90
 	hello_exchange siw-to-swiwarp 7473 2 1
 	hello_exchange swiwarp-to-siw 7474 1 2
-	perf_pair ib_write_bw 18516
+	# 200 x 64 KiB from guest 2 to guest 1; the result row: bytes,
+	# iterations, peak, average, message rate.
+	# shellcheck disable=SC2016  # an awk program
+	lab_perf_pair "$mode/ib_write_bw" 1 2 150 18516 '$1 == 65536 && $2 == 200 && NF >= 5 && $4 + 0 > 0 { print $4 " Gb/s average" }' \
+		ib_write_bw -R -d "$dev" -n 200 -s 65536 -F --report_gbits
 	# 60 KB rping (both roles) and ib_read_bw: tests/suites/63-swiwarp-data.sh
 	;;
 *)

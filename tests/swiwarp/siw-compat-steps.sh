@@ -6,7 +6,7 @@
 # found by modprobe after depmod, as DKMS would install them.  The guest's
 # root is a throw-away overlay, so installing there touches nothing else.
 # Sourced by tests/swiwarp/scenario.sh (pair mode, both guests, after
-# swiwarp was unloaded); uses its mode, me, work and rping_pair.
+# swiwarp was unloaded); uses its mode, me and work.
 # shellcheck disable=SC2154  # mode, me, work: set by scenario.sh
 
 compat_conf=/etc/modprobe.d/swiwarp-siw-compat.conf
@@ -84,7 +84,7 @@ siw_compat_steps() {
 	rdma link add siw0 type siw netdev eth0
 	compat_expect link-add "[ $? -eq 0 ] && compat_is_swiwarp siw0"
 	lab_barrier siw-compat-up 150
-	rping_pair siw-compat-rping 1 2 5 64 7178
+	lab_rping_pair "$mode/siw-compat-rping" 1 2 5 64 7178 90
 
 	# (c) rdma link delete and modprobe -r siw leave nothing behind.
 	rdma link delete siw0

@@ -42,102 +42,32 @@ else
 	lab_fail "$mode/ibv-devices-$me" "libibverbs does not list siw0 as an iWARP device"
 fi
 
-# check_rping NAME LOG RC COUNT SIZE PREFIX: rping exited 0, printed COUNT
-# ping lines rdma-ping-0..COUNT-1 whose payload has SIZE-1 characters
-# (rping -v prints the buffer without its final NUL), no verify error.
-check_rping() {
-	local name=$1 log=$2 rc=$3 count=$4 size=$5 prefix=$6 why=
-	if [ "$rc" -ne 0 ]; then
-		why="rping exited $rc"
-	elif cat "$log" "$log.err" 2>/dev/null | grep -qi 'mismatch\|error'; then
-		why="$(cat "$log" "$log.err" 2>/dev/null | grep -i -m1 'mismatch\|error' | cut -c1-120)"
-	else
-		why=$(awk -v n="$count" -v size="$size" -v pre="$prefix" '
-			index($0, pre) == 1 {
-				line = substr($0, length(pre) + 1)
-				if (line !~ "^rdma-ping-" got + 0 ": ") { print "ping " got + 0 " out of order"; bad = 1; exit }
-				if (length(line) != size - 1) { print "ping " got + 0 " has " length(line) + 1 " bytes, want " size; bad = 1; exit }
-				got++
-			}
-			END { if (!bad && got != n) print "saw " got + 0 " pings, want " n }' "$log")
-	fi
-	lab_verdict "$name" "$why"
-}
-
-# rping_pair TAG SERVER_ID PORT CLIENT_ID COUNT SIZE: one rping exchange.
-# Every guest calls it; only the two involved act, all meet at the barrier.
-rping_pair() {
-	local tag=$1 sid=$2 port=$3 cid=$4 count=$5 size=$6 pid rc
-	local args=(-C "$count" -S "$size" -v -V -p "$port")
-	if [ "$LAB_ID" = "$sid" ]; then
-		timeout 180 rping -s -a "192.0.2.$sid" "${args[@]}" >"$work/$tag-server.log" 2>"$work/$tag-server.log.err" &
-		pid=$!
-		lab_wait_listen "$port" 180
-	fi
-	lab_barrier "$tag-listen" 600
-	if [ "$LAB_ID" = "$cid" ]; then
-		timeout 180 rping -c -a "192.0.2.$sid" "${args[@]}" >"$work/$tag-client.log" 2>"$work/$tag-client.log.err"
-		rc=$?
-		head -c 2000 "$work/$tag-client.log"; echo
-		check_rping "$mode/$tag-client-$me" "$work/$tag-client.log" $rc "$count" "$size" "ping data: "
-	fi
-	if [ "$LAB_ID" = "$sid" ]; then
-		wait $pid
-		rc=$?
-		check_rping "$mode/$tag-server-$me" "$work/$tag-server.log" $rc "$count" "$size" "server ping data: "
-	fi
-}
-
-# The same, with the server and the client in this one guest.
+# rping_self TAG COUNT SIZE: rping between this guest's server and client
+# (port 7176: in the trio case the pair case listens on 7174 next).
 rping_self() {
-	local tag=$1 count=$2 size=$3 pid rc
-	# Not 7174: in the trio case the pair case listens there next.
-	local args=(-C "$count" -S "$size" -v -V -p 7176)
-	timeout 180 rping -s -a "$LAB_IP" "${args[@]}" >"$work/$tag-server.log" 2>"$work/$tag-server.log.err" &
+	local out=$work/$1 pid
+	local args=(-a "$LAB_IP" -C "$2" -S "$3" -v -p 7176)
+	timeout 180 rping -s "${args[@]}" >"$out-server.log" 2>"$out-server.err" &
 	pid=$!
 	lab_wait_listen 7176 180
-	timeout 180 rping -c -a "$LAB_IP" "${args[@]}" >"$work/$tag-client.log" 2>"$work/$tag-client.log.err"
-	rc=$?
-	head -c 2000 "$work/$tag-client.log"; echo
-	check_rping "$mode/$tag-client" "$work/$tag-client.log" $rc "$count" "$size" "ping data: "
+	timeout 180 rping -c "${args[@]}" -V >"$out-client.log" 2>"$out-client.err"
+	lab_rping_verdict "$mode/$1-client" "$out-client" $? "$2" "$3" "ping data: "
 	wait $pid
-	rc=$?
-	check_rping "$mode/$tag-server" "$work/$tag-server.log" $rc "$count" "$size" "server ping data: "
-}
-
-# write_bw: ib_write_bw -R (rdma_cm) from guest 2 to guest 1 (lab_pair:
-# one retry after a perftest clock calibration failure).
-write_bw() {
-	local bw note
-	local args=(-R -d siw0 -n 200 -s 65536 -F --report_gbits)
-	LAB_PAIR_LISTEN=180 lab_pair bw 1 2 300 18515 "$work/bw-server" "$work/bw-client" -- \
-		ib_write_bw "${args[@]}" -- ib_write_bw "${args[@]}" 192.0.2.1
-	note=${lab_pair_note:+ ($lab_pair_note)}
-	if [ "$LAB_ID" = 2 ]; then
-		cat "$work/bw-client.log" "$work/bw-client.err"
-		# The result row: bytes, iterations, peak, average, msg rate.
-		bw=$(awk '$1 == 65536 && $2 == 200 && NF >= 5 { print $4 }' "$work/bw-client.log")
-		if [ "$lab_rc_c" = 0 ] && awk -v b="$bw" 'BEGIN { exit !(b + 0 > 0) }'; then
-			lab_pass "$mode/ib_write_bw-client-$me$note"
-			echo "ib_write_bw over siw: $bw Gb/s average (TCG, not a benchmark)"
-		else
-			lab_fail "$mode/ib_write_bw-client-$me" "exit $lab_rc_c, average '${bw}'$note"
-		fi
-	fi
-	if [ "$LAB_ID" = 1 ]; then
-		cat "$work/bw-server.log" "$work/bw-server.err"
-		if [ "$lab_rc_s" = 0 ]; then lab_pass "$mode/ib_write_bw-server-$me$note"
-		else lab_fail "$mode/ib_write_bw-server-$me" "exit $lab_rc_s$note"; fi
-	fi
+	lab_rping_verdict "$mode/$1-server" "$out-server" $? "$2" "$3" "server ping data: "
 }
 
 # pair_case: guest 1 serves, guest 2 is the client; any further guest only
 # meets the barriers.  The suite checks the capture of these ports (7174,
 # 7175, ib_write_bw's 18515).
 pair_case() {
-	rping_pair rping-small 1 7174 2 10 64
-	rping_pair rping-60k 1 7175 2 3 60000
-	write_bw
+	lab_rping_pair "$mode/rping-small" 1 2 10 64 7174 180
+	lab_rping_pair "$mode/rping-60k" 1 2 3 60000 7175 180
+	# ib_write_bw -R (rdma_cm) from guest 2 to guest 1; the result row:
+	# bytes, iterations, peak, average, message rate.
+	# shellcheck disable=SC2016  # an awk program
+	LAB_PAIR_LISTEN=180 lab_perf_pair "$mode/ib_write_bw" 1 2 300 18515 \
+		'$1 == 65536 && $2 == 200 && NF >= 5 && $4 + 0 > 0 { print $4 " Gb/s average" }' \
+		ib_write_bw -R -d siw0 -n 200 -s 65536 -F --report_gbits
 }
 
 case $mode in
@@ -163,23 +93,24 @@ trio)
 		fi
 	done
 	# Guests 2 and 3 each talk to their own rping server on guest 1, at once.
+	args=(-a 192.0.2.1 -C 5 -S 64 -v) pids=()
 	if [ "$LAB_ID" = 1 ]; then
-		timeout 180 rping -s -a "$LAB_IP" -C 5 -v -V -p 7182 >"$work/t2-server.log" 2>"$work/t2-server.log.err" &
-		p2=$!
-		timeout 180 rping -s -a "$LAB_IP" -C 5 -v -V -p 7183 >"$work/t3-server.log" 2>"$work/t3-server.log.err" &
-		p3=$!
+		for g in 2 3; do
+			timeout 180 rping -s "${args[@]}" -p $((7180 + g)) >"$work/t$g-server.log" 2>"$work/t$g-server.err" &
+			pids[g]=$!
+		done
 		lab_wait_listen 7182 180
 		lab_wait_listen 7183 180
 	fi
 	lab_barrier trio-listen 600
 	if [ "$LAB_ID" != 1 ]; then
-		timeout 180 rping -c -a 192.0.2.1 -C 5 -v -V -p $((7180 + LAB_ID)) >"$work/client.log" 2>"$work/client.log.err"
-		check_rping "$mode/rping-client-$me" "$work/client.log" $? 5 64 "ping data: "
+		timeout 180 rping -c "${args[@]}" -V -p $((7180 + LAB_ID)) >"$work/client.log" 2>"$work/client.err"
+		lab_rping_verdict "$mode/rping-client-$me" "$work/client" $? 5 64 "ping data: "
 	else
-		wait $p2
-		check_rping "$mode/rping-server-for-g2" "$work/t2-server.log" $? 5 64 "server ping data: "
-		wait $p3
-		check_rping "$mode/rping-server-for-g3" "$work/t3-server.log" $? 5 64 "server ping data: "
+		for g in 2 3; do
+			wait "${pids[g]}"
+			lab_rping_verdict "$mode/rping-server-for-g$g" "$work/t$g-server" $? 5 64 "server ping data: "
+		done
 	fi
 	;;
 *)
