@@ -57,12 +57,13 @@ set_params() {
 # runs on guest SERVER, the client on guest CLIENT; the others only wait.
 # Logs in $work/TAG-[sc].{log,err}; sets rc_s / rc_c on every guest
 # (lab_pair_note: one retry after a perftest clock calibration failure).
-# END_SERVER=1: a server whose client failed may wait for ever: end it.
+# LAB_PAIR_END_SERVER=1: a server whose client failed may wait for ever:
+# end it.
 run_pair() {
 	local tag=$1 sid=$2 cid=$3 t=$4
 	shift 4
 	note "$tag start"
-	LAB_PAIR_END_SERVER=${END_SERVER:-0} lab_pair "$tag" "$sid" "$cid" "$t" "$port" \
+	lab_pair "$tag" "$sid" "$cid" "$t" "$port" \
 		"$work/$tag-s" "$work/$tag-c" -- "$@"
 	rc_s=$lab_rc_s rc_c=$lab_rc_c
 	note "$tag end"
@@ -133,7 +134,7 @@ set_params both 1 1 2
 rping_pair both-rping-64 1 2 10 64
 rping_pair both-rping-60k 2 1 4 60000
 rping_pair both-golden 1 2 2 20000 7190
-verify_pair both-verify 1 2 "${DATA_SIZES:-17,4095,4097,9000,60000,131101}"
+verify_pair both-verify 1 2 17,4095,4097,9000,60000,131101
 perf_pair both-write-bw-1k 2 1 ib_write_bw 1000 200
 perf_pair both-write-bw-64k 1 2 ib_write_bw 65536 100
 perf_pair both-send-bw-4k 1 2 ib_send_bw 4096 200
@@ -144,7 +145,7 @@ perf_pair both-read-bw-333 1 2 ib_read_bw 333 200
 port=7289
 for c in badptr nomarker; do
 	next_port
-	END_SERVER=1 run_pair "bad-$c" 1 2 60 rping -s -a 192.0.2.1 -C 1 -S 64 -p $port -- \
+	LAB_PAIR_END_SERVER=1 run_pair "bad-$c" 1 2 60 rping -s -a 192.0.2.1 -C 1 -S 64 -p $port -- \
 		python3 "$LAB_TOP/tests/swiwarp/markers-bad.py" 192.0.2.1 $port $c
 	if [ "$LAB_ID" = 2 ]; then
 		if [ $rc_c -eq 0 ]; then
@@ -159,19 +160,19 @@ port=7310
 # ---- markers only toward guest 1 (guest 1 asks, guest 2 does not)
 set_params oneway 1 0 2
 rping_pair oneway-rping-60k 1 2 4 60000
-verify_pair oneway-verify 2 1 "${DATA_SIZES:-17,4097,60000,131101}"
+verify_pair oneway-verify 2 1 17,4097,60000,131101
 
 # ---- both directions, no CRC
 set_params nocrc 1 1 0
 rping_pair nocrc-rping-60k 2 1 4 60000
-verify_pair nocrc-verify 1 2 "${DATA_SIZES:-17,4097,60000,131101}"
+verify_pair nocrc-verify 1 2 17,4097,60000,131101
 perf_pair nocrc-write-bw-64k 1 2 ib_write_bw 65536 100
 
 # ---- against upstream siw, which has no markers
 set_params siw 1 0 2
 # swiwarp (markers=1) connects to siw: siw answers with a Reject
 next_port
-END_SERVER=1 run_pair siw-client-rejected 3 1 60 rping -s -a 192.0.2.3 -C 1 -S 64 -p $port -- \
+LAB_PAIR_END_SERVER=1 run_pair siw-client-rejected 3 1 60 rping -s -a 192.0.2.3 -C 1 -S 64 -p $port -- \
 	rping -c -a 192.0.2.3 -C 1 -S 64 -p $port
 if [ "$LAB_ID" = 1 ]; then
 	if [ $rc_c -ne 0 ] && [ $rc_c -ne 124 ] &&
@@ -183,7 +184,7 @@ if [ "$LAB_ID" = 1 ]; then
 fi
 # siw connects to swiwarp (markers=1): siw refuses our Reply (M set)
 next_port
-END_SERVER=1 run_pair siw-server-refused 1 3 60 rping -s -a 192.0.2.1 -C 1 -S 64 -p $port -- \
+LAB_PAIR_END_SERVER=1 run_pair siw-server-refused 1 3 60 rping -s -a 192.0.2.1 -C 1 -S 64 -p $port -- \
 	rping -c -a 192.0.2.1 -C 1 -S 64 -p $port
 if [ "$LAB_ID" = 3 ]; then
 	if [ $rc_c -ne 0 ] && [ $rc_c -ne 124 ]; then
