@@ -15,7 +15,7 @@ source "$LAB_TOP/tests/lab/lib.sh"
 source "$LAB_TOP/tests/known-bugs.sh"
 
 dev=${NEG_DEV:-swiwarp}
-neg=${NEG_BIN:-$BUILD/tests/robust/robust-neg}
+neg=$BUILD/tests/robust/robust-neg
 # the suite's other programs are taken from beside it
 limits=${neg%/*}/robust-limits
 safety=${neg%/*}/robust-safety
@@ -360,9 +360,7 @@ if [ "${NEG_FAULT_ONLY:-0}" = 1 ]; then
 	neg_failnth
 	exit 0
 fi
-if [ "${NEG_CHURN_ONLY:-0}" = 1 ]; then
-	: # only the listener churn below (for debugging it)
-elif [ "$LAB_ID" = 1 ]; then
+if [ "$LAB_ID" = 1 ]; then
 	n=$("$neg" count)
 	NEG_NOTERM=$noterm timeout 600 "$neg" server "$LAB_IP" $port "$n" $big \
 		>"$LAB_OUT/neg-server.out" 2>&1 &
@@ -402,7 +400,7 @@ fi
 # may stay behind: no TCP socket on the port, no endpoint memory after the
 # device is removed, a clean rmmod.
 cport=7177
-churn_s=${NEG_CHURN_S:-20}
+churn_s=20
 source "$LAB_TOP/tests/robust/slab-lib.sh"
 if [ "$dev" = swiwarp ] && [ "$LAB_ID" = 1 ]; then
 	# the MPA timeout also bounds how long a dropped request keeps its socket

@@ -131,7 +131,7 @@ slab_snapshot() {
 # slab_site_growth BEFORE.sites AFTER.sites: the sites that grew, "site +d
 # (b -> a); " each, or nothing.  A site of the RDMA stack (an RDMA module
 # on its stack) must come back exactly; any other site may keep up to
-# SLAB_SITE_TOL (default 8) objects more, plus one per thread more than
+# 8 objects more, plus one per thread more than
 # before.  What a whole soak left outside the RDMA stack was 1-3 objects
 # per site, all of them per-task (set_kthread_struct, alloc_worker,
 # security_task_alloc, the vmalloc'd stack: workqueue workers the load
@@ -144,7 +144,7 @@ slab_snapshot() {
 # with an RDMA module on its stack is still judged, exactly.
 slab_lab_mods='9pnet|9pnet_virtio|virtio_ring|overlay'
 slab_site_growth() {
-	awk -v tol="${SLAB_SITE_TOL:-8}" -v labre="\\[(${slab_lab_mods})\\]$" '
+	awk -v tol=8 -v labre="\\[(${slab_lab_mods})\\]$" '
 		NR == FNR { b[$1 " " $2] = $3; next }
 		$1 == "(tasks)" { if ($3 > b[$1 " " $2]) tol += $3 - b[$1 " " $2] }
 		{ a[$1 " " $2] = $3 }
