@@ -1,60 +1,23 @@
 #!/bin/bash
-# Guest side of tests/suites/63-swiwarp-data.sh (the swiwarp data path).
-# Usage (in a lab guest, 2 guests):
-#   data-scenario.sh pair VERIFY_BIN      swiwarp on both guests
-#   data-scenario.sh interop VERIFY_BIN   guest 1 upstream siw, guest 2 swiwarp
-#   data-scenario.sh zc VERIFY_BIN        only the zero-copy loss check
-#   data-scenario.sh imm VERIFY_BIN       only the Immediate Data checks
-#                                         (IMM_PEER=siw: against siw)
-#   data-scenario.sh atomic VERIFY_BIN    only the atomics checks (pair;
-#                                         ATOMIC_PEER=siw: against siw)
-# VERIFY_BIN is tests/swiwarp/data-verify.c built on the host.
-# Checks (names carry the mode and the guest id):
-#   verify-*     data-verify: multi-SGE, multi-FPDU Send/Write/Read content
-#   rping-*      rping -v with 60 KB and odd sizes, every ping's content
-#   read-bw-*    ib_read_bw -R 64 KiB, many outstanding Reads (-q 1, -q 2)
-#   imm-*        imm-verify (tests/swiwarp/imm-verify.c, built next to
-#                VERIFY_BIN): pair: RDMA Write with Immediate Data (RFC
-#                7306) in a row, values and order, solicited-only
-#                notification for both kinds, a Write's data in place at
-#                the completion of the Write/Send with Immediate after it;
-#                interop: the post fails locally on swiwarp (the client;
-#                both roles in mode imm), nothing reaches siw (a Send
-#                each way still works, and no Terminate shows in
-#                swiwarp's log)
-#   atomic-cap-*, atomic-limits-*, atomic-bw-*, atomic-lat-*  pair:
-#                ibv_devinfo -v says ATOMIC_GLOB and max_qp_rd_atom,
-#                max_qp_init_rd_atom, max_res_rd_atom >= 1; unmodified
-#                perftest ib_atomic_bw -R and ib_atomic_lat -R, each with
-#                -A FETCH_AND_ADD and -A CMP_AND_SWAP (RFC 7306 Atomic
-#                Request/Response between the swiwarp guests)
-#   atomic-verify-*  pair: atomic-verify (tests/swiwarp/atomic-verify.c):
-#                4 QPs x 200 Fetch-and-Adds on one counter while the
-#                server's CPU adds too, Compare-and-Swaps on another, final
-#                values and distinct originals checked; misaligned, no
-#                REMOTE_ATOMIC right, out-of-bounds and another PD's
-#                requests complete in error with the right Terminate,
-#                memory around untouched; then the ordering of Atomics
-#                against Writes, Reads and a fenced Write, each guest
-#                requester once (both directions)
-#   imm-wr-api-*, atomic-verify-wr-api-*  pair: imm-verify and
-#                atomic-verify again with -X: the same steps and checks,
-#                the QPs made with rdma_create_qp_ex (send_ops_flags) and
-#                every post through ibv_wr_start .. ibv_wr_complete
-#   atomic-none-*  interop: the atomics post fails locally on swiwarp
-#                toward siw (swiwarp the client; both roles in mode atomic
-#                with ATOMIC_PEER=siw), a Send still goes through
-#   verify-zc-loss-*  pair only: data-verify -P (the client poisons every
-#                Send/Write source the instant it completes) with 64 KB to
-#                4 MB messages while guest 2 (the client) drops 2% of its
-#                frames (netem), so TCP retransmits; zc-used-* checks that
-#                the device's zero-copy counter (zc_wqes) rose
-#   counters-*   pair: the device counters (rdma statistic show link)
-#                around the first data-verify run: each guest's received
-#                FPDUs and payload bytes equal what the other sent, the
-#                client sent at least its Sends and Writes, the server its
-#                Read Responses, in at least bytes / (MTU - 40) FPDUs
-# Every check prints one PASS:/FAIL:/SKIP: line.
+# Guest side of tests/suites/63-swiwarp-data.sh (the swiwarp data path; what
+# each boot covers: that suite's header and Documentation/lab.md).
+# Usage (in a lab guest, 2 guests): data-scenario.sh MODE VERIFY_BIN
+#   pair      swiwarp on both guests
+#   interop   guest 1 upstream siw, guest 2 swiwarp
+#   zc, imm, atomic   quick runs of one part of pair: the zero-copy loss
+#             check, the Immediate Data or the atomics checks (IMM_PEER=siw
+#             or ATOMIC_PEER=siw: guest 1 upstream siw, the refusals)
+# VERIFY_BIN is tests/swiwarp/data-verify.c built on the host, imm-verify
+# and atomic-verify next to it.  Check names carry the mode and the guest:
+#   verify-*, counters-*   data-verify content, the device counters around
+#                 its first run (counted_verify)
+#   rping-*, read-bw-*     rping -v -V, ib_read_bw -R (-q 1, -q 2)
+#   imm-*, atomic-verify-*, atomic-none-*   imm-verify and atomic-verify
+#                 (prog_pair; *-wr-api-*: again with -X, every post through
+#                 ibv_wr_*; *-none-*: the post refused towards siw)
+#   atomic-cap-*, atomic-limits-*, atomic-bw-*, atomic-lat-*   ibv_devinfo
+#                 -v and perftest's ib_atomic_bw/lat -R (atomic_checks)
+#   verify-zc-loss-*, zc-used-*   zero-copy through 2% loss (zc_loss)
 source "$LAB_TOP/tests/lab/lib.sh"
 mode=${1:?usage: data-scenario.sh pair|interop|zc|imm|atomic VERIFY_BIN}
 verify=${2:?usage: data-scenario.sh pair|interop VERIFY_BIN}
@@ -74,21 +37,20 @@ load_driver() {
 # on guest SERVER_ID, the client on the other guest; stdout in
 # $work/TAG-[sc].log, stderr in $work/TAG-[sc].err (kept apart: rping prints
 # its DISCONNECT message on stderr, and mixed into the same file it lands in
-# the middle of the last ping's 60 KB line).  Sets rc_s / rc_c, and note
-# when lab_pair retried a perftest pair after a clock calibration failure.
+# the middle of the last ping's 60 KB line).  Sets rc_s / rc_c.
 run_pair() {
 	local tag=$1 sid=$2 t=$3
 	shift 3
 	lab_pair "$tag" "$sid" $((3 - sid)) "$t" "$port" "$work/$tag-s" "$work/$tag-c" -- "$@"
-	rc_s=$lab_rc_s rc_c=$lab_rc_c note=${lab_pair_note:+ ($lab_pair_note)}
+	rc_s=$lab_rc_s rc_c=$lab_rc_c
 }
 
-# verify_pair TAG SERVER_ID SIZES [CLIENT_ARGS...]
+# verify_pair TAG SERVER_ID TIMEOUT SIZES [CLIENT_ARGS...]
 verify_pair() {
-	local tag=$1 sid=$2 sizes=$3 log why
-	shift 3
+	local tag=$1 sid=$2 t=$3 sizes=$4 log why
+	shift 4
 	next_port
-	run_pair "$tag" "$sid" "${VERIFY_TIMEOUT:-240}" "$verify" -s "192.0.2.$sid" -p $port -- \
+	run_pair "$tag" "$sid" "$t" "$verify" -s "192.0.2.$sid" -p $port -- \
 		"$verify" -c "192.0.2.$sid" -p $port -z "$sizes" "$@"
 	if [ "$LAB_ID" != "$sid" ]; then
 		log=$work/$tag-c.log
@@ -118,7 +80,7 @@ counted_verify() {
 	peer_pre=$LAB_SHARED/ctr.pre.$peer peer_post=$LAB_SHARED/ctr.post.$peer
 	lab_hw_counters "$dev" >"$me_pre"
 	lab_barrier ctr-pre 300
-	verify_pair verify 1 "$sizes"
+	verify_pair verify 1 240 "$sizes"
 	lab_nap 1
 	lab_hw_counters "$dev" >"$me_post"
 	lab_barrier ctr-post 300
@@ -161,110 +123,21 @@ counted_verify() {
 # rx_terms: Terminates this guest's device received, all layers.
 rx_terms() { lab_hw_counters "$dev" | awk '$1 ~ /^rx_term_/ { s += $2 } END { print s + 0 }'; }
 
-# imm_pair TAG SERVER_ID [-n|-X]: imm-verify with the server on SERVER_ID.
-imm_pair() {
-	local tag=$1 sid=$2 neg=${3:-} imm terms log
-	imm=$(dirname "$verify")/imm-verify
-	terms=$(rx_terms)
-	next_port
-	run_pair "$tag" "$sid" 120 "$imm" -s "192.0.2.$sid" -p $port $neg -- \
-		"$imm" -c "192.0.2.$sid" -p $port $neg
-	if [ "$LAB_ID" = "$sid" ]; then log=$work/$tag-s.log; else log=$work/$tag-c.log; fi
-	# A Terminate from the peer (siw answering an opcode it does not
-	# know) shows in swiwarp's counters even if both programs got through.
-	if [ "$(rx_terms)" != "$terms" ]; then
-		lab_fail "$mode/$tag-$me" "Terminate from the peer ($terms -> $(rx_terms) received): $(lab_klog)"
-	elif [ $((rc_s + rc_c)) -eq 0 ] && grep -q '^PASSED' "$log"; then
-		lab_pass "$mode/$tag-$me"
-	else
-		lab_fail "$mode/$tag-$me" "exit $rc_s/$rc_c: $(cat "$log" "${log%.log}.err" | grep -E '^BAD|imm-verify:' | head -n 3 | tr '\n' ' '); $(lab_klog)"
-	fi
-	grep -E '^(ok|BAD)' "$log" | cut -c1-200
-}
-
-# check_rping LOG RC COUNT SIZE PREFIX: prints why it is bad, or nothing.
-# rping -v prints each ping's buffer: "rdma-ping-K: " and SIZE-1 bytes of
-# letters cycling through ASCII 65..122, starting at 65 + K mod 58.
-check_rping() {
-	local log=$1 rc=$2 count=$3 size=$4 prefix=$5
-	if [ "$rc" -ne 0 ]; then
-		echo "rping exited $rc: $(cat "${log%.log}.err" | tail -n 2 | tr '\n' ' ' | cut -c1-160)"
-		return
-	fi
-	# the client validates every ping itself (-V) and complains on stderr
-	if grep -qiE 'mismatch|error' "${log%.log}.err"; then
-		echo "rping said: $(grep -iE 'mismatch|error' "${log%.log}.err" | head -n 1)"
-		return
-	fi
-	awk -v n="$count" -v sz="$size" -v pre="$prefix" '
-		BEGIN { for (i = 0; i < 58; i++) chr[i] = sprintf("%c", 65 + i) }
-		/[Ee]rror|mismatch/ { print "rping said: " $0; bad = 1; exit }
-		index($0, pre) == 1 {
-			s = substr($0, length(pre) + 1)
-			h = "rdma-ping-" k + 0 ": "
-			if (index(s, h) != 1) { print "ping " k + 0 " missing or out of order"; bad = 1; exit }
-			if (length(s) != sz - 1) { print "ping " k + 0 ": " length(s) + 1 " bytes, want " sz; bad = 1; exit }
-			body = substr(s, length(h) + 1)
-			c = k % 58
-			for (i = 1; i <= length(body); i++) {
-				want = chr[c]
-				if (substr(body, i, 1) != want) {
-					print "ping " k + 0 ": byte " length(h) + i - 1 " is \"" substr(body, i, 1) "\", want \"" want "\""
-					bad = 1; exit
-				}
-				c = (c + 1) % 58
-			}
-			k++
-		}
-		END { if (!bad && k != n) print "saw " k + 0 " pings, want " n }' "$log"
-}
-
-# rping_pair TAG SERVER_ID COUNT SIZE (the client also compares with -V)
+# rping_pair TAG SERVER_ID COUNT SIZE (lab_rping_pair)
 rping_pair() {
-	local tag=$1 sid=$2 count=$3 size=$4 why
 	next_port
-	run_pair "$tag" "$sid" 120 rping -s -a "192.0.2.$sid" -C "$count" -S "$size" -v -p $port -- \
-		rping -c -a "192.0.2.$sid" -C "$count" -S "$size" -v -V -p $port
-	if [ "$LAB_ID" != "$sid" ]; then
-		why=$(check_rping "$work/$tag-c.log" $rc_c "$count" "$size" "ping data: ")
-		lab_verdict "$mode/$tag-client-$me" "${why:+$why; $(lab_klog)}"
-	else
-		why=$(check_rping "$work/$tag-s.log" $rc_s "$count" "$size" "server ping data: ")
-		lab_verdict "$mode/$tag-server-$me" "${why:+$why; $(lab_klog)}"
-	fi
+	lab_rping_pair "$mode/$1" "$2" $((3 - $2)) "$3" "$4" $port
 }
 
-# perf_verdict TAG SERVER_ID OK WHAT: after a perftest run_pair, on the
-# server its exit status, on the client its verdict: PASS (WHAT shown) when
-# it exited 0 and OK is 0, else FAIL with WHAT and the end of its log.
-perf_verdict() {
-	local tag=$1 sid=$2 ok=$3 what=$4 side=client r=c rc=$rc_c
-	if [ "$LAB_ID" = "$sid" ]; then
-		side=server r=s rc=$rc_s ok=0 what=
-	fi
-	if [ "$ok" = 0 ] && [ "$rc" -eq 0 ]; then
-		lab_pass "$mode/$tag-$side-$me$note"
-		[ -n "$what" ] && echo "$tag: $what (TCG guest, not a benchmark)"
-	else
-		lab_fail "$mode/$tag-$side-$me" "exit $rc${what:+, $what}: $(cat "$work/$tag-$r.log" "$work/$tag-$r.err" | tail -n 3 | tr '\n' ' ' | cut -c1-160); $(lab_klog)$note"
-	fi
-}
-
-# readbw_pair TAG SERVER_ID QPS ITERS: ib_read_bw -R with QPS QPs; the
-# client's average in bw.
+# readbw_pair TAG SERVER_ID QPS: ib_read_bw -R with QPS QPs, 500
+# iterations; the client's average in bw (perftest reports iterations per
+# run, QPS x 500 with -q).
 readbw_pair() {
-	local tag=$1 sid=$2 qps=$3 iters=$4 ok=1
-	bw=
-	local args=(-R -d "$dev" -n "$iters" -s 65536 -q "$qps" -F --report_gbits)
 	next_port
-	run_pair "$tag" "$sid" 180 ib_read_bw "${args[@]}" -p $port -- \
-		ib_read_bw "${args[@]}" -p $port "192.0.2.$sid"
-	if [ "$LAB_ID" != "$sid" ]; then
-		# perftest reports iterations per run (QPS x ITERS with -q)
-		bw=$(awk '$1 == 65536 && $2 ~ /^[0-9]+$/ && NF >= 5 { print $4 }' "$work/$tag-c.log")
-		awk -v b="$bw" 'BEGIN { exit !(b + 0 > 0) }' && ok=0
-	fi
-	perf_verdict "$tag" "$sid" $ok "average '$bw' Gb/s"
+	# shellcheck disable=SC2016  # an awk program
+	lab_perf_pair "$mode/$1" "$2" $((3 - $2)) 180 $port '$1 == 65536 && $2 ~ /^[0-9]+$/ && NF >= 5 && $4 + 0 > 0 { print $4 }' \
+		ib_read_bw -R -d "$dev" -n 500 -s 65536 -q "$3" -F --report_gbits
+	bw=$lab_perf_value
 }
 
 # atomic_pair TAG SERVER_ID TOOL OP ITERS: unmodified perftest TOOL
@@ -272,39 +145,39 @@ readbw_pair() {
 # must exit 0 with its 8-octet result line (bw: a message rate above zero;
 # the MB/s columns have two decimals and read 0.00 on a loaded host).
 atomic_pair() {
-	local tag=$1 sid=$2 tool=$3 op=$4 iters=$5 line='' ok=1
-	local args=(-R -d "$dev" -n "$iters" -A "$op" -F)
+	# shellcheck disable=SC2016  # an awk program
+	local ok='$1 == 8 && $2 == n && NF >= 5'
+	[ "$3" = ib_atomic_bw ] && ok="$ok && \$5 + 0 > 0"
 	next_port
-	run_pair "$tag" "$sid" 120 "$tool" "${args[@]}" -p $port -- \
-		"$tool" "${args[@]}" -p $port "192.0.2.$sid"
-	if [ "$LAB_ID" != "$sid" ]; then
-		line=$(awk -v n="$iters" '$1 == 8 && $2 == n && NF >= 5' "$work/$tag-c.log")
-		[ -n "$line" ] &&
-			{ [ "$tool" != ib_atomic_bw ] || awk -v b="$(echo "$line" | awk '{ print $5 }')" 'BEGIN { exit !(b + 0 > 0) }'; } &&
-			ok=0
-	fi
-	perf_verdict "$tag" "$sid" $ok "result '$line'"
+	lab_perf_pair "$mode/$1" "$2" $((3 - $2)) 120 $port "BEGIN { n = $5 } $ok" \
+		"$3" -R -d "$dev" -n "$5" -A "$4" -F
 }
 
-# averify_pair TAG SERVER_ID [-n|-X]: atomic-verify (built next to
-# VERIFY_BIN) with the server on SERVER_ID.  Without -n the client also
-# sends four bad requests and checks the Terminate its QP received for
-# each (op 0xA refused with RDMAP remote protection: base or bounds 0x01
-# for misaligned and past the end, access rights 0x02 without
-# REMOTE_ATOMIC, STag not associated with the stream 0x03 for another
-# PD's region), as swiwarp reports it per QP (rdma res show qp -dd).
-averify_pair() {
-	local tag=$1 sid=$2 neg=${3:-} bin log
-	bin=$(dirname "$verify")/atomic-verify
+# prog_pair PROG TAG SERVER_ID [-n|-X]: PROG (imm-verify or atomic-verify,
+# built next to VERIFY_BIN) with the server on SERVER_ID; both must exit 0
+# and this guest's side print PASSED.  For imm-verify a Terminate from the
+# peer (siw answering an opcode it does not know) fails it too: it shows in
+# swiwarp's counters even if both programs got through.  Without -n
+# atomic-verify's client sends four bad requests and checks the Terminate
+# its QP received for each (op 0xA refused with RDMAP remote protection:
+# base or bounds 0x01 for misaligned and past the end, access rights 0x02
+# without REMOTE_ATOMIC, STag not associated with the stream 0x03 for
+# another PD's region), as swiwarp reports it per QP (rdma res show qp -dd).
+prog_pair() {
+	local prog=$1 tag=$2 sid=$3 neg=${4:-} bin terms='' t=120 log
+	bin=$(dirname "$verify")/$prog
+	if [ "$prog" = imm-verify ]; then terms=$(rx_terms); else t=240; fi
 	next_port
-	run_pair "$tag" "$sid" 240 "$bin" -s "192.0.2.$sid" -p $port $neg -- \
+	run_pair "$tag" "$sid" $t "$bin" -s "192.0.2.$sid" -p $port $neg -- \
 		"$bin" -c "192.0.2.$sid" -p $port $neg
-	port=$((port + 9))	# it used ports port .. port+8
+	[ "$prog" = atomic-verify ] && port=$((port + 9))	# it used ports port .. port+8
 	if [ "$LAB_ID" = "$sid" ]; then log=$work/$tag-s.log; else log=$work/$tag-c.log; fi
-	if [ $((rc_s + rc_c)) -eq 0 ] && grep -q '^PASSED' "$log"; then
+	if [ "$prog" = imm-verify ] && [ "$(rx_terms)" != "$terms" ]; then
+		lab_fail "$mode/$tag-$me" "Terminate from the peer ($terms -> $(rx_terms) received): $(lab_klog)"
+	elif [ $((rc_s + rc_c)) -eq 0 ] && grep -q '^PASSED' "$log"; then
 		lab_pass "$mode/$tag-$me"
 	else
-		lab_fail "$mode/$tag-$me" "exit $rc_s/$rc_c: $(cat "$log" "${log%.log}.err" | grep -E '^BAD|atomic-verify:' | head -n 3 | tr '\n' ' '); $(lab_klog)"
+		lab_fail "$mode/$tag-$me" "exit $rc_s/$rc_c: $(cat "$log" "${log%.log}.err" | grep -E "^BAD|$prog:" | head -n 3 | tr '\n' ' '); $(lab_klog)"
 	fi
 	grep -E '^(ok|BAD|time)' "$log" | cut -c1-200
 }
@@ -312,7 +185,7 @@ averify_pair() {
 # The atomics checks of pair (RFC 7306): the capability ibv_devinfo shows,
 # then the four perftest runs, servers on both guests, and atomic-verify.
 atomic_checks() {
-	local iters=${ATOMIC_ITERS:-200} t0=$SECONDS lim
+	local iters=200 t0=$SECONDS lim
 	if ibv_devinfo -v -d "$dev" | grep -q 'atomic_cap:.*ATOMIC_GLOB'; then
 		lab_pass "$mode/atomic-cap-$me"
 	else
@@ -334,8 +207,8 @@ atomic_checks() {
 	atomic_pair atomic-bw-cs 2 ib_atomic_bw CMP_AND_SWAP "$iters"
 	atomic_pair atomic-lat-fa 2 ib_atomic_lat FETCH_AND_ADD "$iters"
 	atomic_pair atomic-lat-cs 1 ib_atomic_lat CMP_AND_SWAP "$iters"
-	averify_pair atomic-verify 1
-	averify_pair atomic-verify-wr-api 1 -X
+	prog_pair atomic-verify atomic-verify 1
+	prog_pair atomic-verify atomic-verify-wr-api 1 -X
 	echo "atomic checks: $((SECONDS - t0)) s in this boot"
 }
 
@@ -352,7 +225,7 @@ zc_loss() {
 		lab_loss_egress 2 || lab_fail "$mode/zc-netem-$me" "could not add netem loss"
 	fi
 	lab_barrier zc-loss 300
-	VERIFY_TIMEOUT=900 verify_pair verify-zc-loss 1 "${ZC_SIZES:-65536,131101,1000003,4194304}" -P -r 2
+	verify_pair verify-zc-loss 1 900 65536,131101,1000003,4194304 -P -r 2
 	if [ "$LAB_ID" = 2 ]; then
 		lab_loss_egress 0
 		lab_param_restore zcopy_tx_min
@@ -377,9 +250,9 @@ pair)
 	load_driver swiwarp
 	syn_delay
 	lab_barrier loaded 600
-	counted_verify "${DATA_SIZES:-17,4095,4097,9000,60000,65536,131101,1000003}"
-	imm_pair imm 1
-	imm_pair imm-wr-api 1 -X
+	counted_verify 17,4095,4097,9000,60000,65536,131101,1000003
+	prog_pair imm-verify imm 1
+	prog_pair imm-verify imm-wr-api 1 -X
 	atomic_checks
 	rping_pair rping-60k 1 5 60000
 	rping_pair rping-odd 2 4 33333
@@ -389,45 +262,35 @@ pair)
 	# may change under TCP: swiwarp_qp_tx.c), so both sides only accept
 	# CRC here; read-bw-crc then runs with CRC, where they are copied.
 	lab_param mpa_crc 1
-	readbw_pair read-bw 1 1 "${READ_ITERS:-500}"
+	readbw_pair read-bw 1 1
 	bw_zcopy=$bw
-	readbw_pair read-bw-q2 2 2 "${READ_ITERS:-500}"
+	readbw_pair read-bw-q2 2 2
 	lab_param zcopy_rresp 0
-	readbw_pair read-bw-copy 1 1 "${READ_ITERS:-500}"
+	readbw_pair read-bw-copy 1 1
 	lab_param_restore zcopy_rresp mpa_crc
-	readbw_pair read-bw-crc 1 1 "${READ_ITERS:-500}"
+	readbw_pair read-bw-crc 1 1
 	if [ "$LAB_ID" = 2 ]; then
 		awk -v z="$bw_zcopy" -v c="$bw" 'BEGIN { if (c > 0) printf "ib_read_bw -R 64 KiB, zero-copy vs copied Read Responses: %.2f\n", z / c }'
 	fi
 	zc_loss
 	;;
-imm)
-	# Only the Immediate Data checks of pair and interop (quick runs):
-	# guest 1 swiwarp or, with IMM_PEER=siw, upstream siw.
-	if [ "$LAB_ID" = 1 ] && [ "${IMM_PEER:-}" = siw ]; then load_driver siw; else load_driver swiwarp; fi
-	if [ "$LAB_ID" = 2 ] && [ "${IMM_PEER:-}" = siw ]; then
+imm | atomic)
+	# Only the Immediate Data or the atomics checks of pair (quick runs):
+	# guest 1 swiwarp or, with IMM_PEER=siw / ATOMIC_PEER=siw, upstream siw,
+	# and then the refusal runs both ways.
+	peer=${IMM_PEER:-} prog=imm-verify tag=imm
+	[ "$mode" = atomic ] && peer=${ATOMIC_PEER:-} prog=atomic-verify tag=atomic
+	if [ "$LAB_ID" = 1 ] && [ "$peer" = siw ]; then load_driver siw; else load_driver swiwarp; fi
+	if [ "$LAB_ID" = 2 ] && [ "$peer" = siw ]; then
 		lab_delay_connect 100 || lab_fail "$mode/netem-$me" "could not add the netem delay"
 	fi
 	lab_barrier loaded 600
-	if [ "${IMM_PEER:-}" = siw ]; then
-		imm_pair imm-none-siw-server 1 -n
-		imm_pair imm-none-swiwarp-server 2 -n
-	else
-		imm_pair imm 1
-		imm_pair imm-server-g2 2
-	fi
-	;;
-atomic)
-	# Only the atomics checks of pair (quick runs); with ATOMIC_PEER=siw
-	# guest 1 is upstream siw and the refusal runs both ways.
-	if [ "$LAB_ID" = 1 ] && [ "${ATOMIC_PEER:-}" = siw ]; then load_driver siw; else load_driver swiwarp; fi
-	if [ "$LAB_ID" = 2 ] && [ "${ATOMIC_PEER:-}" = siw ]; then
-		lab_delay_connect 100 || lab_fail "$mode/netem-$me" "could not add the netem delay"
-	fi
-	lab_barrier loaded 600
-	if [ "${ATOMIC_PEER:-}" = siw ]; then
-		averify_pair atomic-none-siw-server 1 -n
-		averify_pair atomic-none-swiwarp-server 2 -n
+	if [ "$peer" = siw ]; then
+		prog_pair $prog $tag-none-siw-server 1 -n
+		prog_pair $prog $tag-none-swiwarp-server 2 -n
+	elif [ "$mode" = imm ]; then
+		prog_pair imm-verify imm 1
+		prog_pair imm-verify imm-server-g2 2
 	else
 		atomic_checks
 	fi
@@ -447,16 +310,16 @@ interop)
 	fi
 	syn_delay
 	lab_barrier loaded 600
-	verify_pair verify-siw-server 1 "${DATA_SIZES:-17,4097,60000,131101,1000003}"
-	verify_pair verify-swiwarp-server 2 "${DATA_SIZES:-17,4097,60000,131101,1000003}"
+	verify_pair verify-siw-server 1 240 17,4097,60000,131101,1000003
+	verify_pair verify-swiwarp-server 2 240 17,4097,60000,131101,1000003
 	# swiwarp as initiator: siw echoes the Request's 0x04 in its Reply
 	# (the other direction, ~9 s more, is in the quick mode imm).
-	imm_pair imm-none-siw-server 1 -n
-	averify_pair atomic-none-siw-server 1 -n
+	prog_pair imm-verify imm-none-siw-server 1 -n
+	prog_pair atomic-verify atomic-none-siw-server 1 -n
 	rping_pair rping-60k-siw-server 1 5 60000
 	rping_pair rping-60k-swiwarp-server 2 5 60000
-	readbw_pair read-bw-siw-server 1 1 "${READ_ITERS:-500}"
-	readbw_pair read-bw-swiwarp-server 2 1 "${READ_ITERS:-500}"
+	readbw_pair read-bw-siw-server 1 1
+	readbw_pair read-bw-swiwarp-server 2 1
 	;;
 *)
 	echo "unknown mode $mode" >&2
