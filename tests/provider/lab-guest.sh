@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Runs inside one lab guest for tests/suites/61-provider-lab.sh: brings up
-# swiwarp0, installs the provider into the guest's (throw-away) root, and
-# checks it with Debian's ibverbs-utils and with provider_lab_verbs.
+# swiwarp0 (lab_load_swiwarp installs the provider into the guest's
+# throw-away root as a package would: the .so in the provider directory and
+# a driver file naming it), and checks it with Debian's ibverbs-utils and
+# with provider_lab_verbs.
 set -uo pipefail
 source "$LAB_TOP/tests/lab/lib.sh"
 
-pbuild=${PROVIDER_BUILD:-$BUILD/userspace/provider}
-so=$pbuild/libswiwarp-rdmav34.so
-prog=${PROVIDER_TEST_BUILD:-$BUILD/tests/provider}/provider_lab_verbs
+prog=$BUILD/tests/provider/provider_lab_verbs
 dev=swiwarp0
 names=(device_up ibv_devices ibv_devinfo verbs fastpath_no_syscalls
 	doorbell_on_idle)
@@ -34,16 +34,6 @@ case $rc in
    skip_all "(swiwarp.ko registered no device: $(grep -v 'no provider at' <<<"$err" | tr '\n' ' '))" ;;
 esac
 lab_pass provider.lab.device_up
-
-# Install exactly as a package would: the .so in the provider directory and
-# a driver file naming it.
-pdir=/usr/lib/x86_64-linux-gnu/libibverbs
-if [ "$dev" = swiwarp0 ]; then
-	mkdir -p "$pdir" /etc/libibverbs.d
-	rm -f "$pdir/libswiwarp-rdmav34.so"
-	cp "$so" "$pdir/libswiwarp-rdmav34.so"
-	echo "driver swiwarp" >/etc/libibverbs.d/swiwarp.driver
-fi
 
 # --- ibv_devices ---------------------------------------------------------
 out=$(IBV_SHOW_WARNINGS=1 ibv_devices 2>&1)

@@ -16,7 +16,6 @@ if [ "$LAB_ID" = 1 ]; then
 	single_rc=$?
 fi
 
-pbuild=${PROVIDER_BUILD:-$BUILD/userspace/provider}
 names=(rping ib_write_bw)
 skip_all() {
 	[ "$LAB_ID" = 1 ] || exit 0
@@ -41,12 +40,6 @@ fi
 echo "$err"
 [ $rc -eq 2 ] && skip_all "(swiwarp.ko not built)"
 [ $rc -ne 0 ] && skip_all "(swiwarp.ko registered no device: $(grep -v 'no provider at' <<<"$err" | tr '\n' ' '))"
-if [ "$dev" = swiwarp0 ]; then
-	pdir=/usr/lib/x86_64-linux-gnu/libibverbs
-	rm -f "$pdir/libswiwarp-rdmav34.so"
-	cp "$pbuild/libswiwarp-rdmav34.so" "$pdir/"
-	echo "driver swiwarp" >/etc/libibverbs.d/swiwarp.driver
-fi
 # Guest 2 runs the ib_write_bw -R client: perftest's re-listen race
 # (lab_delay_syn in tests/lab/lib.sh).
 if [ "$LAB_ID" != 1 ]; then
