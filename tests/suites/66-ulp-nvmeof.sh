@@ -1,22 +1,10 @@
 #!/bin/bash
-# NVMe over Fabrics over swiwarp (issue 14): the kernel's own RDMA
-# consumers nvmet-rdma (target) and nvme-rdma (host) with Debian's
-# nvme-cli and fio, in one 3-guest lab boot (guest side and phases:
-# tests/ulp/nvmeof-guest.sh): swiwarp <-> swiwarp with a file and a
-# null_blk namespace, fio with crc32c verification (sequential and
-# random, 4 KiB..1 MiB, iodepth 32, two I/O queues), nvme reset during
-# verified I/O, a disconnect during I/O; upstream siw as host against a
-# swiwarp target and as target for a swiwarp host; NFS v4.2 and v3 over
-# RDMA (nfsd with svcrdma on guest 1, a swiwarp and a siw xprtrdma client at
-# once, then siw's nfsd on guest 3 for the swiwarp client; a large file
-# (v4.2: 256 MiB from the swiwarp client, 16 from siw's; v3: 4) and 40
-# small ones per mount; tests/ulp/nfsrdma.sh);
-# iSER (LIO's ib_isert target on guest 1, a
-# swiwarp and a siw ib_iser initiator with open-iscsi; tests/ulp/iser.sh);
-# SRP (LIO's ib_srpt target on guest 1 over the RDMA CM, a swiwarp and a
-# siw ib_srp initiator, each to its own LUN; tests/ulp/srp.sh); the kernel
-# verbs API test module tests/kapi/swiwarp_kapi.ko on every guest's own
-# device (tests/ulp/kapi.sh); then all modules unloaded.  The lab's dmesg scanner fails the boot on any kernel warning.
+# The kernel's own RDMA consumers over swiwarp and against upstream siw
+# (issue 14), in one 3-guest lab boot: NVMe over Fabrics (nvmet-rdma and
+# nvme-rdma with nvme-cli and fio), NFS v4.2 and v3 over RDMA, iSER, SRP and
+# the kernel verbs API test module; then all modules unloaded.  The phases
+# and what each checks: tests/ulp/nvmeof-guest.sh.  The lab's dmesg scanner
+# fails the boot on any kernel warning.
 # Guest 1, the swiwarp target (nvmet-rdma: the target's write path, its
 # RDMA Reads of the host's data), boots Debian 13's 6.12 (issue 16); guest
 # 2 (swiwarp host) and guest 3 (siw) Debian 12's 6.1.  Result names start

@@ -27,21 +27,84 @@ iser_cfs=/sys/kernel/config/target
 iser_img=/run/iser-img
 iser_iqn() { echo "iqn.2026-11.org.swiwarp:$1"; }
 
+# --- shared with tests/ulp/srp.sh ------------------------------------------
+# lio_up IMG MIB GUESTS FABRIC_MODULE...: LIO's core with the fabric
+# modules, configfs, and a tmpfs at IMG for GUESTS LUNs of MIB MiB.
+lio_up() {
+	local img=$1 mb=$2 n=$3
+	shift 3
+	modprobe -a target_core_mod target_core_file "$@" || return 1
+	mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config || return 1
+	mkdir -p "$img" && mount -t tmpfs -o size=$((mb * n + 8))m "${img##*/}" "$img"
+}
+
+# lio_fileio HBA IMG GUEST MIB: make and enable the fileio backstore
+# core/fileio_HBA/GUEST of MIB MiB in IMG/GUEST.img; print its configfs path.
+lio_fileio() {
+	local b=$iser_cfs/core/fileio_$1/$3
+	mkdir -p "$b" &&
+		echo "fd_dev_name=$2/$3.img,fd_dev_size=$(($4 * 1048576)),fd_buffered_io=1" >"$b/control" &&
+		echo 1 >"$b/enable" && echo "$b"
+}
+
+# lio_fileio_down HBA: remove every backstore of core/fileio_HBA and it.
+lio_fileio_down() {
+	local b
+	for b in "$iser_cfs/core/fileio_$1"/*; do
+		[ -d "$b" ] && { rmdir "$b" || return 1; }
+	done
+	rmdir "$iser_cfs/core/fileio_$1" 2>/dev/null
+	return 0
+}
+
+# lio_unload_core: unload LIO's core and its backends (target_core_mod
+# loads iblock, pscsi and user itself) unless a fabric module still holds
+# it: iscsi_target_mod, or srp.sh's ib_srpt, the last one out.
+lio_unload_core() {
+	local h mods=()
+	[ -e /sys/module/target_core_mod ] || return 0
+	for h in /sys/module/target_core_mod/holders/*; do
+		[ -e "$h" ] || continue
+		case ${h##*/} in
+		target_core_*) mods+=("${h##*/}") ;;
+		*) return 0 ;;
+		esac
+	done
+	modprobe -r "${mods[@]}" target_core_mod
+}
+
+# lio_target_check ULP IMG GUEST [WHY]: the bytes guest GUEST wrote through
+# its disk ($LAB_SHARED/ULP-GUEST.src, at offset 0) are in IMG/GUEST.img;
+# WHY (what the target logged) goes with a FAIL.
+lio_target_check() {
+	local src=$LAB_SHARED/$1-$3.src
+	if [ -f "$src" ] && cmp -n "$(stat -c %s "$src")" "$src" "$2/$3.img"; then
+		lab_pass "$1/g$3/on-target"
+	else
+		lab_fail "$1/g$3/on-target" "the backstore differs from what the initiator wrote${4:+; target: $4}"
+	fi
+}
+
+# disk_read_check NAME DEV MIB SRC WHY: NAME/read-compare, the first MIB MiB
+# of DEV read O_DIRECT are SRC (WHY, the kernel's last words, with a FAIL).
+disk_read_check() {
+	if cmp -n $(($3 * 1048576)) "$4" <(dd if="$2" bs=1M count="$3" iflag=direct status=none); then
+		lab_pass "$1/read-compare"
+	else
+		lab_fail "$1/read-compare" "$2; $5"
+	fi
+}
+
+# --- iSER target ------------------------------------------------------------
 # iser_target_up GUEST...: a fileio LUN of ISER_DISK_MB (default 24) MiB
 # for each initiator guest, one target each, portal with iSER on
 # $iser_ip:$iser_port, open to any initiator without authentication.
 iser_target_up() {
 	local g t b mb=${ISER_DISK_MB:-24}
-	modprobe -a target_core_mod target_core_file iscsi_target_mod ib_isert || return 1
-	mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config || return 1
-	mkdir -p "$iser_img" && mount -t tmpfs -o size=$((mb * $# + 8))m iser-img "$iser_img" || return 1
+	lio_up "$iser_img" "$mb" $# iscsi_target_mod ib_isert || return 1
 	[ -d $iser_cfs/iscsi ] || mkdir $iser_cfs/iscsi || return 1
 	for g in "$@"; do
-		b=$iser_cfs/core/fileio_0/$g
-		mkdir -p "$b" &&
-			echo "fd_dev_name=$iser_img/$g.img,fd_dev_size=$((mb * 1048576)),fd_buffered_io=1" \
-				>"$b/control" &&
-			echo 1 >"$b/enable" || return 1
+		b=$(lio_fileio 0 "$iser_img" "$g" "$mb") || return 1
 		t=$iser_cfs/iscsi/$(iser_iqn "$g")/tpgt_1
 		mkdir -p "$t/lun/lun_0" && ln -s "$b" "$t/lun/lun_0/disk" || return 1
 		echo 1 >"$t/attrib/generate_node_acls" &&
@@ -56,16 +119,8 @@ iser_target_up() {
 	lab_wait_listen "$iser_port" 30
 }
 
-# iser_target_check GUEST: the bytes guest GUEST wrote through its disk
-# ($LAB_SHARED/iser-GUEST.src, written at offset 0) are in the backstore.
-iser_target_check() {
-	local src=$LAB_SHARED/iser-$1.src
-	if [ -f "$src" ] && cmp -n "$(stat -c %s "$src")" "$src" "$iser_img/$1.img"; then
-		lab_pass "iser/g$1/on-target"
-	else
-		lab_fail "iser/g$1/on-target" "the backstore differs from what the initiator wrote"
-	fi
-}
+# iser_target_check GUEST: what guest GUEST wrote is in its backstore.
+iser_target_check() { lio_target_check iser "$iser_img" "$1"; }
 
 # iser_target_down: remove every target and backstore, unload LIO.
 iser_target_down() {
@@ -80,32 +135,14 @@ iser_target_down() {
 		done
 		rm "$t/lun/lun_0/disk" && rmdir "$t/lun/lun_0" "$t" "${t%/tpgt_1}" || return 1
 	done
-	for t in "$iser_cfs"/core/fileio_0/*; do
-		[ -d "$t" ] && { rmdir "$t" || return 1; }
-	done
-	rmdir "$iser_cfs/core/fileio_0" "$iser_cfs/iscsi" 2>/dev/null
+	lio_fileio_down 0 || return 1
+	rmdir "$iser_cfs/iscsi" 2>/dev/null
 	umount "$iser_img" || return 1
 	if ! modprobe -r ib_isert iscsi_target_mod || ! lio_unload_core; then
 		lsmod | grep -E '^(target|iscsi|ib_isert)' >&2
 		find "$iser_cfs" -maxdepth 3 -type d >&2
 		return 1
 	fi
-}
-
-# lio_unload_core: unload LIO's core and its backends (target_core_mod
-# loads iblock, pscsi and user itself) unless a fabric module still holds
-# it: iscsi_target_mod, or tests/ulp/srp.sh's ib_srpt, the last one out.
-lio_unload_core() {
-	local h mods=()
-	[ -e /sys/module/target_core_mod ] || return 0
-	for h in /sys/module/target_core_mod/holders/*; do
-		[ -e "$h" ] || continue
-		case ${h##*/} in
-		target_core_*) mods+=("${h##*/}") ;;
-		*) return 0 ;;
-		esac
-	done
-	modprobe -r "${mods[@]}" target_core_mod
 }
 
 # iser_initiator_prepare: ib_iser, sd_mod and iscsid, early in the boot
@@ -181,12 +218,7 @@ iser_initiator_check() {
 		lab_fail "iser/$tag/relogin" "$(tr '\n' ' ' <"$log" | cut -c1-200) $(lab_klog)"
 		return 1
 	fi
-	if cmp -n $((mib * 1048576)) "$src" \
-		<(dd if="$dev" bs=1M count="$mib" iflag=direct status=none); then
-		lab_pass "iser/$tag/read-compare"
-	else
-		lab_fail "iser/$tag/read-compare" "$dev $(lab_klog)"
-	fi
+	disk_read_check "iser/$tag" "$dev" "$mib" "$src" "$(lab_klog)"
 	lab_check "iser/$tag/logout-2" iser_logout "$iqn"
 }
 

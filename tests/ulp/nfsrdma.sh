@@ -21,7 +21,7 @@
 
 nfs_export=/run/nfs-export
 nfs_port=20049 # the IANA port for NFS over RDMA
-nfs_small_files=${NFS_SMALL_FILES:-40}
+nfs_small_files=40
 
 # nfs_server_up MIB: export a tmpfs of MIB MiB over RDMA on port 20049,
 # NFS v3 and v4.

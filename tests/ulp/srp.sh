@@ -42,16 +42,14 @@ srp_iport_id() {
 	printf '0x%016x%s\n' "$LAB_ID" "${gid:16:16}"
 }
 
-# srp_target_up GUEST...: a fileio LUN of SRP_DISK_MB (default 16) MiB per
+# srp_target_up GUEST...: a fileio LUN of 16 MiB per
 # initiator guest on the GID-named port of our RDMA device, each reachable
 # only through an ACL for that guest's initiator port id
 # ($LAB_SHARED/srp-port-GUEST, published by srp_initiator_prepare); ib_srpt
 # listens on $srp_port through the RDMA CM.
 srp_target_up() {
-	local g b w t n=0 acl gid mb=${SRP_DISK_MB:-16} guid
-	modprobe -a target_core_mod target_core_file ib_srpt || return 1
-	mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config || return 1
-	mkdir -p "$srp_img" && mount -t tmpfs -o size=$((mb * $# + 8))m srp-img "$srp_img" || return 1
+	local g b w t n=0 acl gid mb=16 guid
+	lio_up "$srp_img" "$mb" $# ib_srpt || return 1
 	[ -d $srp_cfs/srpt ] || mkdir $srp_cfs/srpt || return 1
 	echo "$srp_port" >$srp_cfs/srpt/discovery_auth/rdma_cm_port || return 1
 	gid=$(cat "/sys/class/infiniband/$(lab_rdma_dev)/ports/1/gids/0") || return 1
@@ -59,11 +57,7 @@ srp_target_up() {
 	t=$w/tpg_1
 	mkdir -p "$t" || return 1
 	for g in "$@"; do
-		b=$srp_cfs/core/fileio_1/$g
-		mkdir -p "$b" &&
-			echo "fd_dev_name=$srp_img/$g.img,fd_dev_size=$((mb * 1048576)),fd_buffered_io=1" \
-				>"$b/control" &&
-			echo 1 >"$b/enable" || return 1
+		b=$(lio_fileio 1 "$srp_img" "$g" "$mb") || return 1
 		mkdir "$t/lun/lun_$n" && ln -s "$b" "$t/lun/lun_$n/disk" || return 1
 		if ! acl=$(cat "$LAB_SHARED/srp-port-$g"); then
 			echo "srp_target_up: guest $g published no initiator port id" >&2
@@ -86,18 +80,11 @@ srp_target_up() {
 	lab_wait_listen "$srp_port" 30
 }
 
-# srp_target_check GUEST: the bytes guest GUEST wrote through its disk
-# ($LAB_SHARED/srp-GUEST.src, at offset 0) are in its LUN's file.  A
+# srp_target_check GUEST: what guest GUEST wrote is in its LUN's file.  A
 # refused login shows only on this side: say so.
 srp_target_check() {
-	local src=$LAB_SHARED/srp-$1.src why
-	if [ -f "$src" ] && cmp -n "$(stat -c %s "$src")" "$src" "$srp_img/$1.img"; then
-		lab_pass "srp/g$1/on-target"
-	else
-		why=$(dmesg | grep -E 'ib_srpt: .*([Rr]eject|failed)' | tail -n 2 | sed 's/^\[ *[0-9.]*\] //' |
-			tr '\n' ' ' | cut -c1-200)
-		lab_fail "srp/g$1/on-target" "the LUN's file differs from what the initiator wrote${why:+; target: $why}"
-	fi
+	lio_target_check srp "$srp_img" "$1" "$(dmesg | grep -E 'ib_srpt: .*([Rr]eject|failed)' | tail -n 2 |
+		sed 's/^\[ *[0-9.]*\] //' | tr '\n' ' ' | cut -c1-200)"
 }
 
 # srp_target_down: remove the TPG, its ACLs and LUNs, the port and the
@@ -124,10 +111,7 @@ srp_target_down() {
 		done
 		rmdir "$w" || return 1
 	done
-	for l in "$srp_cfs"/core/fileio_1/*; do
-		[ -d "$l" ] && { rmdir "$l" || return 1; }
-	done
-	rmdir "$srp_cfs/core/fileio_1" 2>/dev/null
+	lio_fileio_down 1 || return 1
 	if [ -d "$srp_cfs/srpt" ]; then
 		echo 0 >"$srp_cfs/srpt/discovery_auth/rdma_cm_port" && rmdir "$srp_cfs/srpt" || return 1
 	fi
@@ -229,11 +213,7 @@ srp_initiator_check() {
 	lab_pass "srp/$tag/login"
 	echo "srp $tag: logged in ($dev, SCSI host $host) in $((SECONDS - t)) s"
 	disk_write_checks "srp/$tag" "$dev" "$mib" "$src"
-	if cmp -n $((mib * 1048576)) "$src" <(dd if="$dev" bs=1M count="$mib" iflag=direct status=none); then
-		lab_pass "srp/$tag/read-compare"
-	else
-		lab_fail "srp/$tag/read-compare" "$dev; $(srp_klog)"
-	fi
+	disk_read_check "srp/$tag" "$dev" "$mib" "$src" "$(srp_klog)"
 	lab_check "srp/$tag/logout" srp_logout "$host"
 	if [ "$(srp_errors | wc -l)" -eq "$nerr" ]; then
 		lab_pass "srp/$tag/no-errors"
