@@ -50,37 +50,30 @@ void check_spec(FlowSpec &spec)
 // Builds header + codec'd payload.
 Bytes make_message(const FlowSpec &spec, MsgHeader h, View payload, FlowStats &st)
 {
-	if (spec.codecs.empty()) { // header and payload straight into the message: one copy
-		if (payload.size() > UINT32_MAX)
-			throw Error(Errc::too_large, "flow message too large");
-		h.payload = static_cast<uint32_t>(payload.size());
-		Bytes msg(MsgHeader::size + payload.size());
-		h.encode(msg.data());
-		if (!payload.empty())
-			std::memcpy(msg.data() + MsgHeader::size, payload.data(), payload.size());
-		st.raw_bytes += payload.size();
-		st.payload_bytes += payload.size();
-		st.messages++;
-		return msg;
+	// Without a codec the payload goes straight into the message: one copy.
+	View body = payload;
+	Bytes cur;
+	if (!spec.codecs.empty()) {
+		std::byte hb[MsgHeader::size];
+		h.payload = 0;
+		h.encode(hb);
+		cur.assign(payload.begin(), payload.end());
+		Bytes tmp;
+		for (const auto &c : spec.codecs) {
+			c->encode(cur, tmp, View(hb, ad_size));
+			cur.swap(tmp);
+		}
+		body = cur;
 	}
-	std::byte hb[MsgHeader::size];
-	h.payload = 0;
-	h.encode(hb);
-	Bytes cur(payload.begin(), payload.end());
-	Bytes tmp;
-	for (const auto &c : spec.codecs) {
-		c->encode(cur, tmp, View(hb, ad_size));
-		cur.swap(tmp);
-	}
-	if (cur.size() > UINT32_MAX)
+	if (body.size() > UINT32_MAX)
 		throw Error(Errc::too_large, "flow message too large");
-	h.payload = static_cast<uint32_t>(cur.size());
-	Bytes msg(MsgHeader::size + cur.size());
+	h.payload = static_cast<uint32_t>(body.size());
+	Bytes msg(MsgHeader::size + body.size());
 	h.encode(msg.data());
-	if (!cur.empty()) // an empty vector's data() may be null: memcpy(null, 0) is UB
-		std::memcpy(msg.data() + MsgHeader::size, cur.data(), cur.size());
+	if (!body.empty()) // an empty view's data() may be null: memcpy(null, 0) is UB
+		std::memcpy(msg.data() + MsgHeader::size, body.data(), body.size());
 	st.raw_bytes += payload.size();
-	st.payload_bytes += cur.size();
+	st.payload_bytes += body.size();
 	st.messages++;
 	return msg;
 }
@@ -246,8 +239,6 @@ private:
 		uint64_t next_seq = 0;
 	};
 
-	// Runs a sink operation; with tolerate_target_loss a broken target is
-	// dropped (once) instead of failing the source.
 	// A sink's close is a round trip to its target (it returns once the
 	// target has taken everything sent before it).  One target after the
 	// other, those add up with the number of targets and made up most of a
@@ -285,6 +276,8 @@ private:
 		}
 	}
 
+	// Runs a sink operation; with tolerate_target_loss a broken target is
+	// dropped (once) instead of failing the source.
 	template <class F> void guarded(size_t d, F f)
 	{
 		if (dead_[d])
